@@ -1,0 +1,558 @@
+//! Load balancing (linux-smp.md §1, §3, §4): scheduling domains built from
+//! the topology (SMT → LLC → package, degenerate levels dropped), periodic
+//! balancing from the tick with per-domain intervals (×16 when busy),
+//! newly-idle balancing, group classification (has_spare / fully_busy /
+//! overloaded), the three migration types, cache-hot tasks, failure counting
+//! and active balance.
+//!
+//! Simplifications (also in docs/model.md): newly-idle balance is not gated
+//! by `avg_idle` against a measured cost (a simulated balance pass costs no
+//! time); NI_RANDOM, misfit, asym-packing, NUMA and EAS are not modelled;
+//! idle CPUs balance from their own tick (standing in for the NOHZ idle
+//! balancer); active balance pushes the source CPU's running task.
+
+use super::Fair;
+use crate::clock::{Ns, MSEC};
+use crate::cpuset::{CpuId, CpuSet};
+use crate::machine::{Machine, MigrationKind};
+use crate::task::TaskId;
+use crate::topology::Topology;
+
+/// One scheduling-domain level as seen from one CPU.
+#[derive(Debug, Clone)]
+pub struct Domain {
+    /// CPUs spanned.
+    pub span: CpuSet,
+    /// Child groups.
+    pub groups: Vec<CpuSet>,
+    /// SMT level (SD_SHARE_CPUCAPACITY).
+    pub smt: bool,
+    /// Shares the LLC (SD_SHARE_LLC).
+    pub llc: bool,
+    /// Has a child domain with SD_PREFER_SIBLING.
+    pub prefer_sibling: bool,
+    /// imbalance_pct.
+    pub pct: u64,
+    /// cache_nice_tries.
+    pub cache_nice_tries: u32,
+    /// Current interval, ms.
+    pub interval_ms: u64,
+    /// Last balance.
+    pub last_balance: Ns,
+    /// Consecutive failures.
+    pub failed: u32,
+}
+
+impl Domain {
+    fn weight(&self) -> u64 {
+        self.span.count() as u64
+    }
+}
+
+/// Per-CPU domain hierarchies.
+#[derive(Debug, Clone)]
+pub struct Balancer {
+    doms: Vec<Vec<Domain>>,
+    max_interval_jiffies: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum GroupType {
+    HasSpare,
+    FullyBusy,
+    Overloaded,
+}
+
+#[derive(Debug, Clone)]
+struct GroupStats {
+    cpus: CpuSet,
+    nr: u64,
+    h_nr: u64,
+    load: u64,
+    util: u64,
+    cap: u64,
+    idle: u64,
+    weight: u64,
+    cores: u64,
+    avg_load: u64,
+    ty: GroupType,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Migration {
+    Load,
+    Util,
+    Task,
+}
+
+/// Idle type of the balancing CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdleType {
+    /// Busy CPU (`CPU_NOT_IDLE`).
+    NotIdle,
+    /// Idle CPU, periodic (`CPU_IDLE`).
+    Idle,
+    /// About to go idle (`CPU_NEWLY_IDLE`).
+    NewlyIdle,
+}
+
+impl Balancer {
+    /// Build domains for every CPU.
+    pub fn new(topo: &Topology, hz: u32) -> Self {
+        let n = topo.nr_cpus();
+        let mut doms = vec![];
+        for cpu in 0..n {
+            let mut levels: Vec<Domain> = vec![];
+            let singles = |s: CpuSet| {
+                s.iter()
+                    .map(|c| {
+                        let mut x = CpuSet::empty();
+                        x.insert(c);
+                        x
+                    })
+                    .collect::<Vec<_>>()
+            };
+            let sib = topo.siblings(cpu);
+            if sib.count() > 1 {
+                levels.push(Domain::new(sib, singles(sib), true, true, false));
+            }
+            let llc = topo.llc(cpu);
+            if llc.count() > sib.count() {
+                let mut groups: Vec<CpuSet> = vec![];
+                for c in llc.iter() {
+                    let s = topo.siblings(c);
+                    if !groups.contains(&s) {
+                        groups.push(s);
+                    }
+                }
+                let prefer = !levels.is_empty();
+                levels.push(Domain::new(llc, groups, false, true, prefer));
+            }
+            if topo.has_multiple_llcs() {
+                let mut groups: Vec<CpuSet> = vec![];
+                for c in 0..n {
+                    let s = topo.llc(c);
+                    if !groups.contains(&s) {
+                        groups.push(s);
+                    }
+                }
+                levels.push(Domain::new(topo.all(), groups, false, false, true));
+            }
+            doms.push(levels);
+        }
+        Balancer {
+            doms,
+            max_interval_jiffies: (hz as u64 * n as u64 / 10).max(1),
+        }
+    }
+
+    /// Domain levels of `cpu`, top-down (for fork placement).
+    pub fn levels_top_down(&self, cpu: CpuId) -> Vec<usize> {
+        (0..self.doms[cpu].len()).rev().collect()
+    }
+
+    /// Groups of `cpu`'s domain at `level`.
+    pub fn groups_of(&self, cpu: CpuId, level: usize) -> Vec<CpuSet> {
+        self.doms[cpu][level].groups.clone()
+    }
+
+    /// imbalance_pct of the smallest domain of `this` that spans `prev`.
+    pub fn affine_pct(&self, _topo: &Topology, this: CpuId, prev: CpuId) -> u64 {
+        self.doms[this]
+            .iter()
+            .find(|d| d.span.contains(prev))
+            .map_or(117, |d| d.pct)
+    }
+}
+
+impl Domain {
+    fn new(span: CpuSet, groups: Vec<CpuSet>, smt: bool, llc: bool, prefer_sibling: bool) -> Self {
+        let w = span.count() as u64;
+        Domain {
+            span,
+            groups,
+            smt,
+            llc,
+            prefer_sibling,
+            pct: if smt { 110 } else { 117 },
+            cache_nice_tries: if smt { 0 } else { 1 },
+            interval_ms: w,
+            last_balance: 0,
+            failed: 0,
+        }
+    }
+}
+
+struct Env {
+    dst: CpuId,
+    level: usize,
+    idle: IdleType,
+    imbalance: i64,
+    mtype: Migration,
+}
+
+impl Fair {
+    fn group_stats(&mut self, m: &Machine, cpus: CpuSet, pct: u64) -> GroupStats {
+        let mut g = GroupStats {
+            cpus,
+            nr: 0,
+            h_nr: 0,
+            load: 0,
+            util: 0,
+            cap: 0,
+            idle: 0,
+            weight: cpus.count() as u64,
+            cores: 0,
+            avg_load: 0,
+            ty: GroupType::HasSpare,
+        };
+        let mut cores: Vec<usize> = vec![];
+        for c in cpus.iter() {
+            g.nr += m.rqs[c].nr_running as u64;
+            g.h_nr += self.root_rq(c).h_nr_running as u64;
+            g.load += self.cpu_load(m, c);
+            g.util += self.cpu_util(m, c);
+            g.cap += m.topo.cpu(c).capacity;
+            g.idle += u64::from(m.is_idle(c));
+            let core = m.topo.cpu(c).core;
+            if !cores.contains(&core) {
+                cores.push(core);
+            }
+        }
+        g.cores = cores.len() as u64;
+        let overloaded = g.nr > g.weight && g.cap * 100 < g.util * pct;
+        let has_cap = g.nr < g.weight || g.cap * 100 > g.util * pct;
+        g.ty = if overloaded {
+            GroupType::Overloaded
+        } else if !has_cap {
+            GroupType::FullyBusy
+        } else {
+            GroupType::HasSpare
+        };
+        if g.ty >= GroupType::FullyBusy {
+            g.avg_load = g.load * 1024 / g.cap.max(1);
+        }
+        g
+    }
+
+    fn sibling_imbalance(idle: IdleType, busiest: &GroupStats, local: &GroupStats) -> i64 {
+        if idle == IdleType::NotIdle || busiest.nr == 0 {
+            return 0;
+        }
+        let (nb, nl) = (busiest.cores as i64, local.cores as i64);
+        if nb == nl {
+            return (busiest.nr as i64 - local.nr as i64).max(0);
+        }
+        let mut imb = (nl * busiest.nr as i64 - nb * local.nr as i64).max(0);
+        imb = (2 * imb + nl + nb) / (nl + nb);
+        if imb <= 1 && local.nr == 0 && busiest.nr > 1 {
+            imb = 2;
+        }
+        imb
+    }
+
+    fn should_we_balance(&self, m: &Machine, env: &Env, local: CpuSet) -> bool {
+        if env.idle == IdleType::NewlyIdle {
+            return m.is_idle(env.dst) || self.root_rq(env.dst).h_nr_running == 0;
+        }
+        let first_idle = local.iter().find(|c| m.is_idle(*c));
+        match first_idle {
+            Some(c) => c == env.dst,
+            None => local.first() == Some(env.dst),
+        }
+    }
+
+    /// `sched_balance_find_src_group` + `calculate_imbalance`.
+    fn find_busiest_group(&mut self, m: &Machine, env: &mut Env) -> Option<GroupStats> {
+        let dom = self.lb.doms[env.dst][env.level].clone();
+        let stats: Vec<GroupStats> = dom
+            .groups
+            .iter()
+            .map(|g| self.group_stats(m, *g, dom.pct))
+            .collect();
+        let local = stats.iter().find(|g| g.cpus.contains(env.dst))?.clone();
+        let mut busiest: Option<&GroupStats> = None;
+        for g in stats
+            .iter()
+            .filter(|g| !g.cpus.contains(env.dst) && g.h_nr > 0)
+        {
+            let better = match busiest {
+                None => true,
+                Some(b) if g.ty != b.ty => g.ty > b.ty,
+                Some(b) => match g.ty {
+                    GroupType::HasSpare => g.idle < b.idle || (g.idle == b.idle && g.nr > b.nr),
+                    _ => g.avg_load > b.avg_load,
+                },
+            };
+            if better {
+                busiest = Some(g);
+            }
+        }
+        let busiest = busiest?.clone();
+        let total_load: u64 = stats.iter().map(|g| g.load).sum();
+        let total_cap: u64 = stats.iter().map(|g| g.cap).sum();
+        let sd_avg = total_load * 1024 / total_cap.max(1);
+        if local.ty > busiest.ty {
+            return None;
+        }
+        if local.ty == GroupType::Overloaded {
+            if local.avg_load >= busiest.avg_load || local.avg_load >= sd_avg {
+                return None;
+            }
+            if 100 * busiest.avg_load <= dom.pct * local.avg_load {
+                return None;
+            }
+        }
+        let force = dom.prefer_sibling
+            && local.ty == GroupType::HasSpare
+            && Self::sibling_imbalance(env.idle, &busiest, &local) > 1;
+        if !force && busiest.ty != GroupType::Overloaded {
+            if env.idle == IdleType::NotIdle {
+                return None;
+            }
+            if busiest.weight > 1 && local.idle <= busiest.idle + 1 {
+                return None;
+            }
+            if busiest.h_nr == 1 {
+                return None;
+            }
+        }
+        // calculate_imbalance
+        if local.ty == GroupType::HasSpare {
+            if busiest.ty > GroupType::FullyBusy && !dom.llc {
+                env.mtype = Migration::Util;
+                env.imbalance = (local.cap.max(local.util) - local.util) as i64;
+                if env.idle != IdleType::NotIdle && env.imbalance == 0 {
+                    env.mtype = Migration::Task;
+                    env.imbalance = 1;
+                }
+                return Some(busiest);
+            }
+            env.mtype = Migration::Task;
+            env.imbalance = if busiest.weight == 1 || dom.prefer_sibling {
+                Self::sibling_imbalance(env.idle, &busiest, &local)
+            } else {
+                (local.idle as i64 - busiest.idle as i64).max(0)
+            };
+            env.imbalance >>= 1;
+            return (env.imbalance > 0).then_some(busiest);
+        }
+        let mut local = local;
+        if local.ty < GroupType::Overloaded {
+            local.avg_load = local.load * 1024 / local.cap.max(1);
+            if local.avg_load >= busiest.avg_load || local.avg_load >= sd_avg {
+                return None;
+            }
+        }
+        env.mtype = Migration::Load;
+        let a = busiest.avg_load.saturating_sub(sd_avg) as u128 * busiest.cap as u128;
+        let b = sd_avg.saturating_sub(local.avg_load) as u128 * local.cap as u128;
+        env.imbalance = (a.min(b) / 1024) as i64;
+        (env.imbalance > 0).then_some(busiest)
+    }
+
+    fn find_busiest_queue(&mut self, m: &Machine, env: &Env, group: &GroupStats) -> Option<CpuId> {
+        let mut best: Option<(CpuId, u128, u64)> = None;
+        for c in group.cpus.iter() {
+            let nr = self.root_rq(c).h_nr_running as u64;
+            if nr == 0 {
+                continue;
+            }
+            let cap = m.topo.cpu(c).capacity;
+            let metric: u128 = match env.mtype {
+                Migration::Load => {
+                    let load = self.cpu_load(m, c);
+                    if nr == 1 && load as i64 > env.imbalance {
+                        continue;
+                    }
+                    load as u128
+                }
+                Migration::Util => {
+                    if nr <= 1 {
+                        continue;
+                    }
+                    self.cpu_util(m, c) as u128
+                }
+                Migration::Task => nr as u128,
+            };
+            let better = match best {
+                None => true,
+                // load/capacity comparison by cross-multiplication
+                Some((_, bm, bc)) if env.mtype == Migration::Load => {
+                    metric * bc as u128 > bm * cap as u128
+                }
+                Some((_, bm, _)) => metric > bm,
+            };
+            if better {
+                best = Some((c, metric, cap));
+            }
+        }
+        best.map(|b| b.0)
+    }
+
+    fn task_hot(&self, m: &Machine, env: &Env, t: TaskId) -> bool {
+        let dom = &self.lb.doms[env.dst][env.level];
+        let task = &m.tasks[t];
+        if dom.smt || task.policy == crate::workload::Policy::Idle {
+            return false;
+        }
+        let se = self.task_se[t];
+        let q = &self.cfs[self.se[se].cfs_rq];
+        if self.p.cache_hot_buddy
+            && m.rqs[env.dst].nr_running > 0
+            && (q.next == Some(se) || q.last == Some(se))
+        {
+            return true;
+        }
+        m.now.saturating_sub(task.last_run_end) < self.p.migration_cost
+    }
+
+    /// `detach_tasks`: choose tasks to move from `src`; returns how many.
+    fn detach_tasks(&mut self, m: &mut Machine, env: &mut Env, src: CpuId) -> usize {
+        if m.rqs[src].nr_running <= 1 {
+            return 0;
+        }
+        let failed = self.lb.doms[env.dst][env.level].failed;
+        let tries = self.lb.doms[env.dst][env.level].cache_nice_tries;
+        let mut cands: Vec<TaskId> = self.cpu_tasks[src]
+            .iter()
+            .copied()
+            .filter(|t| m.rqs[src].curr != Some(*t))
+            .collect();
+        // Tail of cfs_tasks first: least recently run.
+        cands.sort_by_key(|t| (m.tasks[*t].last_run_start, *t));
+        let loop_max = self.p.nr_migrate.min(m.rqs[src].nr_running as usize);
+        let mut moved = 0;
+        let mut src_nr = m.rqs[src].nr_running;
+        for t in cands.into_iter().take(loop_max) {
+            if env.idle != IdleType::NotIdle && src_nr <= 1 {
+                break;
+            }
+            if !m.tasks[t].affinity.contains(env.dst) {
+                continue;
+            }
+            if self.task_hot(m, env, t) && failed <= tries {
+                continue;
+            }
+            match env.mtype {
+                Migration::Load => {
+                    let load = self.task_h_load(m, t).max(1);
+                    if (load >> failed.min(63)) as i64 > env.imbalance {
+                        continue;
+                    }
+                    env.imbalance -= load as i64;
+                }
+                Migration::Util => {
+                    let u = 1024 / (m.rqs[src].nr_running as i64).max(1);
+                    if (u >> failed.min(63)) > env.imbalance {
+                        continue;
+                    }
+                    env.imbalance -= u;
+                }
+                Migration::Task => env.imbalance -= 1,
+            }
+            m.request_migration(t, env.dst, MigrationKind::Balance);
+            moved += 1;
+            src_nr -= 1;
+            if env.idle == IdleType::NewlyIdle || env.imbalance <= 0 {
+                break;
+            }
+        }
+        moved
+    }
+
+    /// `sched_balance_rq` on one domain level; returns tasks moved.
+    fn load_balance(&mut self, m: &mut Machine, dst: CpuId, level: usize, idle: IdleType) -> usize {
+        let mut env = Env {
+            dst,
+            level,
+            idle,
+            imbalance: 0,
+            mtype: Migration::Task,
+        };
+        let local = self.lb.doms[dst][level]
+            .groups
+            .iter()
+            .copied()
+            .find(|g| g.contains(dst))
+            .unwrap_or_default();
+        if !self.should_we_balance(m, &env, local) {
+            return 0;
+        }
+        let balanced = |f: &mut Fair| {
+            let d = &mut f.lb.doms[dst][level];
+            d.failed = 0;
+            d.interval_ms = (d.interval_ms * 2).min(2 * d.weight());
+            0
+        };
+        let Some(group) = self.find_busiest_group(m, &mut env) else {
+            return balanced(self);
+        };
+        let Some(src) = self.find_busiest_queue(m, &env, &group) else {
+            return balanced(self);
+        };
+        let moved = self.detach_tasks(m, &mut env, src);
+        let d = &mut self.lb.doms[dst][level];
+        if moved > 0 {
+            d.failed = 0;
+            d.interval_ms = d.weight();
+            return moved;
+        }
+        if idle != IdleType::NewlyIdle {
+            d.failed += 1;
+        }
+        if env.mtype == Migration::Task && d.failed > d.cache_nice_tries + 2 {
+            if let Some(curr) = m.rqs[src].curr {
+                if m.tasks[curr].affinity.contains(dst) && m.rqs[src].active_balance_to.is_none() {
+                    m.rqs[src].active_balance_to = Some(dst);
+                    m.resched(src);
+                    d.failed = d.cache_nice_tries + 1;
+                }
+            }
+        }
+        d.interval_ms = (d.interval_ms * 2).min(2 * d.weight());
+        0
+    }
+
+    /// Periodic balancing from the tick (`sched_balance_domains`).
+    pub(super) fn periodic_balance(&mut self, m: &mut Machine, cpu: CpuId) {
+        let tick = m.tick_ns();
+        let mut busy = !m.is_idle(cpu);
+        for level in 0..self.lb.doms[cpu].len() {
+            let d = &self.lb.doms[cpu][level];
+            let mut ms = d.interval_ms;
+            if busy {
+                ms *= 16;
+            }
+            let mut jiffies = (ms * MSEC).div_ceil(tick);
+            if busy {
+                jiffies = jiffies.saturating_sub(1);
+            }
+            let jiffies = jiffies.clamp(1, self.lb.max_interval_jiffies);
+            if m.now >= d.last_balance + jiffies * tick {
+                let idle = if busy {
+                    IdleType::NotIdle
+                } else {
+                    IdleType::Idle
+                };
+                if self.load_balance(m, cpu, level, idle) > 0 {
+                    busy = true;
+                }
+                self.lb.doms[cpu][level].last_balance = m.now;
+            }
+        }
+    }
+
+    /// Newly-idle balancing (`sched_balance_newidle`): pull one task.
+    pub(super) fn newidle_balance(&mut self, m: &mut Machine, cpu: CpuId) {
+        let overloaded = (0..m.nr_cpus()).any(|c| m.rqs[c].nr_running >= 2);
+        if !overloaded {
+            return;
+        }
+        for level in 0..self.lb.doms[cpu].len() {
+            if self.load_balance(m, cpu, level, IdleType::NewlyIdle) > 0 {
+                break;
+            }
+        }
+    }
+}

@@ -1,0 +1,377 @@
+//! EEVDF as in Linux 6.12 (Debian 6.12.117; linux-eevdf.md).
+//!
+//! 1. Virtual time V is the weighted mean vruntime of the queue (§2); an
+//!    entity is *eligible* when its lag w·(V − v) ≥ 0.
+//! 2. Each entity requests `slice` of CPU; its virtual deadline is
+//!    v + slice·1024/w (§2, §4). The pick is the eligible entity with the
+//!    earliest deadline (§5); the tree is ordered by deadline.
+//! 3. A running task is rescheduled when it has consumed its request
+//!    (vruntime ≥ deadline), checked at ticks and other `update_curr` calls
+//!    (§4); RUN_TO_PARITY protects it against wakeups until then (§6).
+//! 4. Lag is saved at dequeue (clamped), restored and inflated at enqueue
+//!    (PLACE_LAG, §7); new tasks get half a slice to their first deadline.
+//! 5. A task that blocks while ineligible stays queued until it becomes
+//!    eligible and is picked (DELAY_DEQUEUE, §8); DELAY_ZERO drops positive
+//!    lag when it leaves.
+//!
+//! The reference point v0 of the kernel's `avg_vruntime` sums is 0 here and
+//! the sums are i128 (no overflow possible); §1 notes v0 does not change V.
+
+use super::entity::{RqId, SeId};
+use super::weights::{calc_delta_fair, LoadWeight};
+use super::Fair;
+use crate::class::{DequeueFlags, EnqueueFlags, WakeFlags};
+use crate::cpuset::CpuId;
+use crate::machine::Machine;
+use crate::task::TaskId;
+use crate::workload::Policy;
+
+fn div_floor(a: i128, b: i128) -> i128 {
+    let q = a / b;
+    if (a % b != 0) && ((a < 0) != (b < 0)) {
+        q - 1
+    } else {
+        q
+    }
+}
+
+impl Fair {
+    fn curr_on_rq(&self, rq: RqId) -> Option<SeId> {
+        self.cfs[rq].curr.filter(|c| self.se[*c].on_rq)
+    }
+
+    /// Σ(v·w) and Σw over the queue including current.
+    fn avg_sums(&self, rq: RqId) -> (i128, i128) {
+        let q = &self.cfs[rq];
+        let (mut sum, mut load) = (q.avg_vsum, q.avg_load as i128);
+        if let Some(c) = self.curr_on_rq(rq) {
+            let e = &self.se[c];
+            sum += e.vruntime as i128 * e.w() as i128;
+            load += e.w() as i128;
+        }
+        (sum, load)
+    }
+
+    /// `avg_vruntime` (§2): V, rounded toward −∞.
+    pub(super) fn avg_vruntime(&mut self, rq: RqId) -> i64 {
+        let (sum, load) = self.avg_sums(rq);
+        if load == 0 {
+            return self.cfs[rq].last_v;
+        }
+        let v = div_floor(sum, load) as i64;
+        self.cfs[rq].last_v = v;
+        v
+    }
+
+    /// `entity_eligible` (§2): Σ(v_j)w_j ≥ v_i·Σw_j.
+    pub(super) fn entity_eligible(&self, rq: RqId, se: SeId) -> bool {
+        let (sum, load) = self.avg_sums(rq);
+        sum >= self.se[se].vruntime as i128 * load
+    }
+
+    fn protect_slice(&self, se: SeId) -> bool {
+        self.se[se].vlag == self.se[se].deadline
+    }
+
+    fn cancel_protect_slice(&mut self, se: SeId) {
+        if self.protect_slice(se) {
+            self.se[se].vlag = self.se[se].deadline + 1;
+        }
+    }
+
+    /// `update_deadline` (§4): true once the request is used up.
+    fn update_deadline(&mut self, se: SeId) -> bool {
+        let e = &mut self.se[se];
+        if e.vruntime < e.deadline {
+            return false;
+        }
+        if !e.custom_slice {
+            e.slice = self.p.base_slice;
+        }
+        e.deadline = e.vruntime + calc_delta_fair(e.slice, e.lw) as i64;
+        true
+    }
+
+    /// The tail of `update_curr` for EEVDF (§4): resched when the request
+    /// is used up or, with PREEMPT_SHORT, when curr became ineligible.
+    pub(super) fn eevdf_update_curr_tail(&mut self, m: &mut Machine, rq: RqId, curr: SeId) {
+        let resched = self.update_deadline(curr);
+        if self.cfs[rq].nr_running <= 1 {
+            return;
+        }
+        let short =
+            self.p.preempt_short && !self.protect_slice(curr) && !self.entity_eligible(rq, curr);
+        if resched || short {
+            m.resched(self.cfs[rq].cpu);
+            self.clear_buddies(rq, curr);
+        }
+    }
+
+    /// `update_entity_lag` (§2): vlag = clamp(V − v, ±calc_delta_fair(max(2·slice, TICK))).
+    fn update_entity_lag(&mut self, m: &Machine, rq: RqId, se: SeId) {
+        let v = self.avg_vruntime(rq);
+        let e = &self.se[se];
+        let limit = calc_delta_fair((2 * e.slice).max(m.tick_ns()), e.lw) as i64;
+        self.se[se].vlag = (v - e.vruntime).clamp(-limit, limit);
+    }
+
+    /// `place_entity` (§7).
+    fn eevdf_place_entity(&mut self, rq: RqId, se: SeId, flags: EnqueueFlags) {
+        let v = self.avg_vruntime(rq);
+        if !self.se[se].custom_slice {
+            self.se[se].slice = self.p.base_slice;
+        }
+        let mut vslice = calc_delta_fair(self.se[se].slice, self.se[se].lw) as i64;
+        let mut lag: i64 = 0;
+        if self.p.place_lag && self.cfs[rq].nr_running > 0 && self.se[se].vlag != 0 {
+            let mut load = self.cfs[rq].avg_load as i128;
+            if let Some(c) = self.curr_on_rq(rq) {
+                load += self.se[c].w() as i128;
+            }
+            let l = self.se[se].vlag as i128 * (load + self.se[se].w() as i128);
+            lag = (l / load.max(1)) as i64;
+        }
+        self.se[se].vruntime = v - lag;
+        if self.p.place_rel_deadline && self.se[se].rel_deadline {
+            self.se[se].deadline += self.se[se].vruntime;
+            self.se[se].rel_deadline = false;
+            return;
+        }
+        if self.p.place_deadline_initial && flags.has(EnqueueFlags::INITIAL) {
+            vslice /= 2;
+        }
+        self.se[se].deadline = self.se[se].vruntime + vslice;
+    }
+
+    /// `enqueue_entity` (6.12).
+    pub(super) fn eevdf_enqueue_entity(
+        &mut self,
+        m: &mut Machine,
+        rq: RqId,
+        se: SeId,
+        flags: EnqueueFlags,
+    ) {
+        let curr = self.cfs[rq].curr == Some(se);
+        if curr {
+            self.eevdf_place_entity(rq, se, flags);
+        }
+        self.update_curr(m, rq);
+        if self.se[se].my_q.is_some() {
+            self.update_cfs_group(m, se);
+        }
+        if !curr {
+            self.eevdf_place_entity(rq, se, flags);
+        }
+        self.account_enqueue(m, rq, se);
+        if !curr {
+            self.tree_insert(rq, se);
+        }
+    }
+
+    /// `dequeue_entity` (6.12, §8): false if the dequeue is delayed.
+    pub(super) fn eevdf_dequeue_entity(
+        &mut self,
+        m: &mut Machine,
+        rq: RqId,
+        se: SeId,
+        flags: DequeueFlags,
+    ) -> bool {
+        self.update_curr(m, rq);
+        let completing = flags.has(DequeueFlags::DELAYED);
+        if !completing {
+            let sleep = flags.has(DequeueFlags::SLEEP) && !flags.has(DequeueFlags::SPECIAL);
+            if self.p.delay_dequeue && sleep && !self.entity_eligible(rq, se) {
+                if self.cfs[rq].next == Some(se) {
+                    self.clear_buddies(rq, se);
+                }
+                self.se[se].delayed = true;
+                return false;
+            }
+        }
+        self.clear_buddies(rq, se);
+        self.update_entity_lag(m, rq, se);
+        if self.p.place_rel_deadline && !flags.has(DequeueFlags::SLEEP) {
+            self.se[se].deadline -= self.se[se].vruntime;
+            self.se[se].rel_deadline = true;
+        }
+        if self.in_tree(rq, se) {
+            self.tree_remove(rq, se);
+        }
+        self.se[se].on_rq = false;
+        self.account_dequeue(m, rq, se);
+        if self.se[se].my_q.is_some() {
+            self.update_cfs_group(m, se);
+        }
+        if completing || self.se[se].delayed {
+            self.se[se].delayed = false;
+            if self.p.delay_zero && self.se[se].vlag > 0 {
+                self.se[se].vlag = 0;
+            }
+        }
+        true
+    }
+
+    /// `requeue_delayed_entity` (§8): an early wakeup keeps the entity in
+    /// place; with DELAY_ZERO positive lag is dropped and it is re-placed at V.
+    pub(super) fn requeue_delayed_entity(&mut self, m: &mut Machine, se: SeId) {
+        let rq = self.se[se].cfs_rq;
+        self.update_curr(m, rq);
+        if self.p.delay_zero {
+            self.update_entity_lag(m, rq, se);
+            if self.se[se].vlag > 0 {
+                self.cfs[rq].nr_running -= 1;
+                if self.in_tree(rq, se) {
+                    self.tree_remove(rq, se);
+                }
+                self.se[se].vlag = 0;
+                self.eevdf_place_entity(rq, se, EnqueueFlags::default());
+                if self.cfs[rq].curr != Some(se) {
+                    self.tree_insert(rq, se);
+                }
+                self.cfs[rq].nr_running += 1;
+            }
+        }
+        self.se[se].delayed = false;
+    }
+
+    /// Smallest requested slice on a queue (`cfs_rq_min_slice`).
+    pub(super) fn cfs_rq_min_slice(&self, rq: RqId) -> u64 {
+        let q = &self.cfs[rq];
+        let tree = q.tree.iter().map(|k| self.se[k.2].slice);
+        let curr = self.curr_on_rq(rq).map(|c| self.se[c].slice);
+        tree.chain(curr).min().unwrap_or(self.p.base_slice)
+    }
+
+    /// `pick_eevdf` (§5).
+    pub(super) fn pick_eevdf(&mut self, rq: RqId) -> Option<SeId> {
+        let first = self.cfs[rq].first();
+        if self.cfs[rq].nr_running == 1 {
+            return self.curr_on_rq(rq).or(first);
+        }
+        let mut curr = self.curr_on_rq(rq);
+        if let Some(c) = curr {
+            if !self.entity_eligible(rq, c) {
+                curr = None;
+            }
+        }
+        if let Some(c) = curr {
+            if self.p.run_to_parity && self.protect_slice(c) {
+                return Some(c);
+            }
+        }
+        let best = self.cfs[rq]
+            .tree
+            .iter()
+            .map(|k| k.2)
+            .find(|s| self.entity_eligible(rq, *s));
+        let best = match (best, curr) {
+            (None, c) => c,
+            (Some(b), Some(c)) if self.se[c].deadline < self.se[b].deadline => Some(c),
+            (b, _) => b,
+        };
+        // Rounding can leave nobody eligible: fall back to the earliest deadline.
+        best.or(first)
+    }
+
+    /// `pick_next_entity` (6.12): the next buddy if eligible (PICK_BUDDY),
+    /// else `pick_eevdf`. A delayed result is reaped by the caller.
+    pub(super) fn eevdf_pick_next_entity(&mut self, _m: &mut Machine, rq: RqId) -> Option<SeId> {
+        if self.p.pick_buddy {
+            if let Some(n) = self.cfs[rq].next {
+                if self.entity_eligible(rq, n) {
+                    return Some(n);
+                }
+            }
+        }
+        self.pick_eevdf(rq)
+    }
+
+    /// `yield_task_fair` tail (§9).
+    pub(super) fn eevdf_yield(&mut self, rq: RqId, se: SeId) {
+        let vslice = calc_delta_fair(self.se[se].slice, self.se[se].lw) as i64;
+        if self.p.yield_forfeit {
+            if self.entity_eligible(rq, se) {
+                self.se[se].vruntime = self.se[se].deadline;
+                self.se[se].deadline += vslice;
+            }
+        } else {
+            self.se[se].deadline += vslice;
+        }
+    }
+
+    /// `reweight_eevdf` (§9): keep V, rescale lag and remaining request.
+    pub(super) fn reweight_eevdf(&mut self, rq: RqId, se: SeId, w_new: u64) {
+        let w_old = self.se[se].w() as i128;
+        let w_new_i = w_new as i128;
+        if self.se[se].on_rq {
+            // `se` is out of the sums here (removed by the caller or curr).
+            let in_sums = self.cfs[rq].curr != Some(se);
+            let v = if in_sums {
+                // Temporarily re-add to compute V over the full queue.
+                let e = &self.se[se];
+                let (s, l) = self.avg_sums(rq);
+                div_floor(s + e.vruntime as i128 * w_old, (l + w_old).max(1)) as i64
+            } else {
+                self.avg_vruntime(rq)
+            };
+            let e = &mut self.se[se];
+            e.vruntime = v - ((v - e.vruntime) as i128 * w_old / w_new_i) as i64;
+            e.deadline = v + ((e.deadline - v) as i128 * w_old / w_new_i) as i64;
+        } else {
+            let e = &mut self.se[se];
+            e.vlag = (e.vlag as i128 * w_old / w_new_i) as i64;
+            if e.rel_deadline {
+                e.deadline = (e.deadline as i128 * w_old / w_new_i) as i64;
+            }
+        }
+        let _ = LoadWeight::new(w_new);
+    }
+
+    /// `check_preempt_wakeup_fair` (6.12.117 order, §6).
+    pub(super) fn eevdf_check_preempt_wakeup(
+        &mut self,
+        m: &mut Machine,
+        cpu: CpuId,
+        curr: TaskId,
+        p: TaskId,
+        flags: WakeFlags,
+    ) {
+        let (se0, pse0) = (self.task_se[curr], self.task_se[p]);
+        if se0 == pse0 {
+            return;
+        }
+        if self.p.next_buddy && !flags.has(WakeFlags::FORK) && !self.se[pse0].delayed {
+            self.set_next_buddy(pse0);
+        }
+        if m.rqs[cpu].need_resched || !self.p.wakeup_preemption {
+            return;
+        }
+        let (se, pse) = self.find_matching_se(se0, pse0);
+        let (ci, pi) = (self.se[se].idle, self.se[pse].idle);
+        if ci && !pi {
+            self.cancel_protect_slice(se);
+            m.resched(cpu);
+            return;
+        }
+        if ci != pi || m.tasks[p].policy != Policy::Other {
+            return;
+        }
+        let rq = self.se[se].cfs_rq;
+        self.update_curr(m, rq);
+        if self.p.preempt_short && self.do_preempt_short(rq, pse, se) {
+            self.cancel_protect_slice(se);
+        }
+        if self.pick_eevdf(rq) == Some(pse) {
+            m.resched(cpu);
+        }
+    }
+
+    /// `do_preempt_short` (§6).
+    fn do_preempt_short(&self, rq: RqId, pse: SeId, se: SeId) -> bool {
+        let (p, s) = (&self.se[pse], &self.se[se]);
+        if p.slice >= s.slice || !self.entity_eligible(rq, pse) {
+            return false;
+        }
+        p.deadline < s.deadline || !self.entity_eligible(rq, se)
+    }
+}

@@ -1,0 +1,720 @@
+//! The fair class: CFS (Linux 6.1) and EEVDF (Linux 6.12) behind one
+//! `SchedClass` implementation (kernel/sched/fair.c).
+//!
+//! Shared by both versions (this file): the entity hierarchy for group
+//! scheduling (linux-cfs.md §8), enqueue/dequeue walking it
+//! (`enqueue_task_fair`, `dequeue_entities`), runtime accounting
+//! (`update_curr`, §3), buddies, and the pick/put/set protocol
+//! (`pick_task_fair`, `put_prev_task_fair`, `set_next_task_fair`) with the
+//! common-ancestor optimisation of `pick_next_task_fair`.
+//! Version-specific rules live in [`cfs`] and [`eevdf`]; SMP placement in
+//! [`select`], load balancing in [`balance`], group shares in [`group`].
+
+pub mod balance;
+pub mod cfs;
+pub mod eevdf;
+pub mod entity;
+pub mod group;
+pub mod select;
+pub mod tunables;
+pub mod weights;
+
+use super::{DequeueFlags, EnqueueFlags, SchedClass, WakeFlags, Waker};
+use crate::clock::{MSEC, USEC};
+use crate::cpuset::CpuId;
+use crate::machine::Machine;
+use crate::pelt::Pelt;
+use crate::task::TaskId;
+use crate::workload::Policy;
+use entity::{CfsRq, Entity, RqId, SeId};
+use tunables::{FairParams, Version};
+use weights::LoadWeight;
+
+/// Per task group: its queue and entity on every CPU.
+#[derive(Debug, Clone)]
+pub struct TgRqs {
+    /// Group queue per CPU.
+    pub rq: Vec<RqId>,
+    /// Group entity per CPU (`None` for the root group).
+    pub se: Vec<Option<SeId>>,
+    /// `tg->load_avg`: Σ of the per-CPU queue contributions.
+    pub load_avg: i64,
+}
+
+/// The fair scheduling class.
+#[derive(Debug)]
+pub struct Fair {
+    /// Effective parameters.
+    pub p: FairParams,
+    /// Entity arena (tasks and groups).
+    pub se: Vec<Entity>,
+    /// Task id → entity.
+    pub task_se: Vec<SeId>,
+    /// Queue arena.
+    pub cfs: Vec<CfsRq>,
+    /// Task group queues/entities, by `Machine::groups` index.
+    pub tg: Vec<TgRqs>,
+    /// Runnable fair tasks per CPU, including current.
+    pub cpu_tasks: Vec<Vec<TaskId>>,
+    /// Per-CPU utilisation signal (running = 1024).
+    pub util: Vec<Pelt>,
+    util_busy: Vec<bool>,
+    /// Load-balancing state.
+    pub lb: balance::Balancer,
+    /// Wakee-flip statistics per task (`wake_wide`).
+    pub wakee: Vec<select::WakeeFlips>,
+    seq: u64,
+}
+
+impl Fair {
+    /// A fair class for `m`'s CPUs and task groups.
+    pub fn new(p: FairParams, m: &Machine) -> Self {
+        let n = m.nr_cpus();
+        let mut f = Fair {
+            p,
+            se: vec![],
+            task_se: vec![],
+            cfs: vec![],
+            tg: vec![],
+            cpu_tasks: vec![vec![]; n],
+            util: vec![Pelt::default(); n],
+            util_busy: vec![false; n],
+            lb: balance::Balancer::new(&m.topo, m.hz),
+            wakee: vec![],
+            seq: 0,
+        };
+        for (g, grp) in m.groups.iter().enumerate() {
+            let mut t = TgRqs {
+                rq: vec![],
+                se: vec![],
+                load_avg: 0,
+            };
+            for cpu in 0..n {
+                let rq = f.cfs.len();
+                f.cfs.push(CfsRq::new(cpu, g));
+                t.rq.push(rq);
+                let se = grp.parent.map(|pg| {
+                    let parent = f.tg[pg].se[cpu];
+                    let mut e = Entity::new(LoadWeight::new(grp.shares), f.tg[pg].rq[cpu], m.now);
+                    e.parent = parent;
+                    e.my_q = Some(rq);
+                    e.depth = parent.map_or(0, |p| f.se[p].depth + 1);
+                    f.se.push(e);
+                    f.se.len() - 1
+                });
+                t.se.push(se);
+            }
+            f.tg.push(t);
+        }
+        f
+    }
+
+    fn root(&self, cpu: CpuId) -> RqId {
+        self.tg[0].rq[cpu]
+    }
+
+    /// Root queue of `cpu` (`rq->cfs`).
+    pub fn root_rq(&self, cpu: CpuId) -> &CfsRq {
+        &self.cfs[self.root(cpu)]
+    }
+
+    /// Entity chain from `se` up to the root level (`for_each_sched_entity`).
+    pub fn chain(&self, se: SeId) -> Vec<SeId> {
+        let mut v = vec![se];
+        let mut s = se;
+        while let Some(p) = self.se[s].parent {
+            v.push(p);
+            s = p;
+        }
+        v
+    }
+
+    fn cpu_of_rq(&self, rq: RqId) -> CpuId {
+        self.cfs[rq].cpu
+    }
+
+    /// Point a task's entity at its group's queue on `cpu`.
+    fn attach_task(&mut self, m: &Machine, t: TaskId, cpu: CpuId) {
+        let g = m.tasks[t].group;
+        let se = self.task_se[t];
+        let parent = self.tg[g].se[cpu];
+        self.se[se].cfs_rq = self.tg[g].rq[cpu];
+        self.se[se].parent = parent;
+        self.se[se].depth = parent.map_or(0, |p| self.se[p].depth + 1);
+    }
+
+    // ---- tree and load accounting -------------------------------------
+
+    fn tree_key(&self, se: SeId) -> i64 {
+        match self.p.version {
+            Version::Cfs => self.se[se].vruntime,
+            Version::Eevdf => self.se[se].deadline,
+        }
+    }
+
+    /// `__enqueue_entity`.
+    fn tree_insert(&mut self, rq: RqId, se: SeId) {
+        self.seq += 1;
+        let key = (self.tree_key(se), self.seq);
+        self.se[se].key = key;
+        self.cfs[rq].tree.insert((key.0, key.1, se));
+        if self.p.version == Version::Eevdf {
+            let e = &self.se[se];
+            let (v, w) = (e.vruntime as i128, e.w());
+            self.cfs[rq].avg_vsum += v * w as i128;
+            self.cfs[rq].avg_load += w;
+        }
+    }
+
+    /// `__dequeue_entity`.
+    fn tree_remove(&mut self, rq: RqId, se: SeId) {
+        let key = self.se[se].key;
+        self.cfs[rq].tree.remove(&(key.0, key.1, se));
+        if self.p.version == Version::Eevdf {
+            let e = &self.se[se];
+            let (v, w) = (e.vruntime as i128, e.w());
+            self.cfs[rq].avg_vsum -= v * w as i128;
+            self.cfs[rq].avg_load -= w;
+        }
+    }
+
+    fn in_tree(&self, rq: RqId, se: SeId) -> bool {
+        self.cfs[rq].curr != Some(se) && self.se[se].on_rq
+    }
+
+    fn rq_pelt(&mut self, m: &Machine, rq: RqId) {
+        let load = self.cfs[rq].load;
+        self.cfs[rq].pelt.update(m.now, load);
+    }
+
+    /// `account_entity_enqueue`.
+    fn account_enqueue(&mut self, m: &Machine, rq: RqId, se: SeId) {
+        self.rq_pelt(m, rq);
+        let w = self.se[se].w();
+        self.se[se].load.update(m.now, 0);
+        self.cfs[rq].load += w;
+        self.cfs[rq].nr_running += 1;
+    }
+
+    /// `account_entity_dequeue`.
+    fn account_dequeue(&mut self, m: &Machine, rq: RqId, se: SeId) {
+        self.rq_pelt(m, rq);
+        let w = self.se[se].w();
+        self.se[se].load.update(m.now, w);
+        self.cfs[rq].load -= w;
+        self.cfs[rq].nr_running -= 1;
+    }
+
+    /// Change an entity's weight (`reweight_entity`), keeping queue sums
+    /// consistent; EEVDF rescales lag and deadline (linux-eevdf.md §9).
+    pub fn reweight_entity(&mut self, m: &mut Machine, se: SeId, weight: u64) {
+        if self.se[se].w() == weight {
+            return;
+        }
+        let rq = self.se[se].cfs_rq;
+        let on_rq = self.se[se].on_rq;
+        let is_curr = self.cfs[rq].curr == Some(se);
+        if on_rq {
+            if is_curr {
+                self.update_curr(m, rq);
+            } else {
+                self.tree_remove(rq, se);
+            }
+            self.rq_pelt(m, rq);
+            self.cfs[rq].load -= self.se[se].w();
+        }
+        if self.p.version == Version::Eevdf {
+            self.reweight_eevdf(rq, se, weight);
+        }
+        let old = self.se[se].w();
+        self.se[se].load.update(m.now, if on_rq { old } else { 0 });
+        self.se[se].lw = LoadWeight::new(weight);
+        if on_rq {
+            self.cfs[rq].load += weight;
+            if !is_curr {
+                self.tree_insert(rq, se);
+            }
+        }
+    }
+
+    // ---- runtime accounting --------------------------------------------
+
+    /// `update_curr`: charge the running entity of `rq` up to now.
+    pub fn update_curr(&mut self, m: &mut Machine, rq: RqId) {
+        let Some(c) = self.cfs[rq].curr else { return };
+        let now = m.now;
+        let e = &mut self.se[c];
+        if now <= e.exec_start {
+            return;
+        }
+        let delta = now - e.exec_start;
+        e.exec_start = now;
+        e.sum_exec += delta;
+        e.vruntime += weights::calc_delta_fair(delta, e.lw) as i64;
+        match self.p.version {
+            Version::Cfs => self.update_min_vruntime(rq),
+            Version::Eevdf => self.eevdf_update_curr_tail(m, rq, c),
+        }
+    }
+
+    fn update_curr_chain(&mut self, m: &mut Machine, t: TaskId) {
+        for s in self.chain(self.task_se[t]) {
+            let rq = self.se[s].cfs_rq;
+            self.update_curr(m, rq);
+        }
+    }
+
+    // ---- buddies ---------------------------------------------------------
+
+    /// `clear_buddies`: forget `se` as next/last/skip buddy, walking up
+    /// while the parent queue points at the parent entity.
+    fn clear_buddies(&mut self, rq: RqId, se: SeId) {
+        for which in 0..3 {
+            if Self::buddy(&mut self.cfs[rq], which).as_ref() != Some(&se) {
+                continue;
+            }
+            let mut s = Some(se);
+            while let Some(x) = s {
+                let q = self.se[x].cfs_rq;
+                let b = Self::buddy(&mut self.cfs[q], which);
+                if *b != Some(x) {
+                    break;
+                }
+                *b = None;
+                s = self.se[x].parent;
+            }
+        }
+    }
+
+    fn buddy(rq: &mut CfsRq, which: usize) -> &mut Option<SeId> {
+        match which {
+            0 => &mut rq.next,
+            1 => &mut rq.last,
+            _ => &mut rq.skip,
+        }
+    }
+
+    fn set_buddy(&mut self, se: SeId, which: usize) {
+        let mut s = Some(se);
+        while let Some(x) = s {
+            if which < 2 && (!self.se[x].on_rq || self.se[x].idle) {
+                return;
+            }
+            let q = self.se[x].cfs_rq;
+            *Self::buddy(&mut self.cfs[q], which) = Some(x);
+            s = self.se[x].parent;
+        }
+    }
+
+    /// `set_next_buddy`.
+    pub fn set_next_buddy(&mut self, se: SeId) {
+        self.set_buddy(se, 0);
+    }
+
+    // ---- enqueue / dequeue ----------------------------------------------
+
+    fn enqueue_entity(&mut self, m: &mut Machine, rq: RqId, se: SeId, flags: EnqueueFlags) {
+        match self.p.version {
+            Version::Cfs => self.cfs_enqueue_entity(m, rq, se, flags),
+            Version::Eevdf => self.eevdf_enqueue_entity(m, rq, se, flags),
+        }
+        self.se[se].on_rq = true;
+    }
+
+    fn dequeue_entity(&mut self, m: &mut Machine, rq: RqId, se: SeId, flags: DequeueFlags) -> bool {
+        match self.p.version {
+            Version::Cfs => {
+                self.cfs_dequeue_entity(m, rq, se, flags);
+                true
+            }
+            Version::Eevdf => self.eevdf_dequeue_entity(m, rq, se, flags),
+        }
+    }
+
+    /// Update the weights of the group entities above `se` (`update_cfs_group`).
+    fn update_groups_above(&mut self, m: &mut Machine, se: SeId) {
+        let mut s = self.se[se].parent;
+        while let Some(x) = s {
+            self.update_cfs_group(m, x);
+            s = self.se[x].parent;
+        }
+    }
+
+    fn h_nr_add(&mut self, se: SeId, delta: i32) {
+        for s in self.chain(se) {
+            let rq = self.se[s].cfs_rq;
+            let h = &mut self.cfs[rq].h_nr_running;
+            *h = (*h as i32 + delta) as u32;
+        }
+    }
+
+    /// `dequeue_entities` from `se` upwards. Returns false if the first
+    /// entity's dequeue was delayed.
+    fn dequeue_entities(&mut self, m: &mut Machine, se: SeId, flags: DequeueFlags) -> bool {
+        let task_sleep = flags.has(DequeueFlags::SLEEP);
+        let mut fl = flags;
+        let mut s = Some(se);
+        let mut first = true;
+        while let Some(x) = s {
+            let rq = self.se[x].cfs_rq;
+            if !self.dequeue_entity(m, rq, x, fl) {
+                return !first;
+            }
+            first = false;
+            if self.cfs[rq].load > 0 {
+                let parent = self.se[x].parent;
+                if let (true, Some(p)) = (task_sleep, parent) {
+                    if self.se[p].on_rq && !self.se[p].idle {
+                        self.set_next_buddy(p);
+                    }
+                }
+                break;
+            }
+            fl = DequeueFlags(
+                (fl.0 | DequeueFlags::SLEEP.0)
+                    & !(DequeueFlags::DELAYED.0 | DequeueFlags::SPECIAL.0),
+            );
+            s = self.se[x].parent;
+        }
+        self.update_groups_above(m, se);
+        true
+    }
+
+    fn remove_cpu_task(&mut self, cpu: CpuId, t: TaskId) {
+        if let Some(i) = self.cpu_tasks[cpu].iter().position(|x| *x == t) {
+            self.cpu_tasks[cpu].swap_remove(i);
+        }
+    }
+
+    // ---- pick / put / set -------------------------------------------------
+
+    fn put_prev_entity(&mut self, m: &mut Machine, rq: RqId, se: SeId) {
+        if self.se[se].on_rq {
+            self.update_curr(m, rq);
+            self.cfs[rq].curr = None;
+            self.tree_insert(rq, se);
+        } else {
+            self.cfs[rq].curr = None;
+        }
+    }
+
+    fn set_next_entity(&mut self, m: &mut Machine, rq: RqId, se: SeId) {
+        self.clear_buddies(rq, se);
+        if self.se[se].on_rq {
+            self.tree_remove(rq, se);
+            if self.p.version == Version::Eevdf {
+                // set_protect_slice: RUN_TO_PARITY protection marker.
+                self.se[se].vlag = self.se[se].deadline;
+            }
+        }
+        self.cfs[rq].curr = Some(se);
+        let e = &mut self.se[se];
+        e.exec_start = m.now;
+        e.prev_sum_exec = e.sum_exec;
+    }
+
+    fn pick_next_entity(&mut self, m: &mut Machine, rq: RqId) -> Option<SeId> {
+        match self.p.version {
+            Version::Cfs => self.cfs_pick_next_entity(rq),
+            Version::Eevdf => self.eevdf_pick_next_entity(m, rq),
+        }
+    }
+
+    fn util_update(&mut self, m: &Machine, cpu: CpuId, busy_now: bool) {
+        let v = if self.util_busy[cpu] { 1024 } else { 0 };
+        self.util[cpu].update(m.now, v);
+        self.util_busy[cpu] = busy_now;
+    }
+
+    /// `find_matching_se`: walk both entities up to siblings of one queue.
+    fn find_matching_se(&self, mut se: SeId, mut pse: SeId) -> (SeId, SeId) {
+        while self.se[se].depth > self.se[pse].depth {
+            se = self.se[se].parent.unwrap_or(se);
+        }
+        while self.se[pse].depth > self.se[se].depth {
+            pse = self.se[pse].parent.unwrap_or(pse);
+        }
+        while self.se[se].cfs_rq != self.se[pse].cfs_rq {
+            match (self.se[se].parent, self.se[pse].parent) {
+                (Some(a), Some(b)) => {
+                    se = a;
+                    pse = b;
+                }
+                _ => break,
+            }
+        }
+        (se, pse)
+    }
+
+    fn refresh_task_params(&mut self, m: &Machine, t: TaskId) {
+        let task = &m.tasks[t];
+        let se = self.task_se[t];
+        self.se[se].idle = task.policy == Policy::Idle;
+        if self.p.version == Version::Eevdf {
+            match task.custom_slice {
+                // __setscheduler_params: clamp to 100 µs ..= 100 ms.
+                Some(s) => {
+                    self.se[se].slice = s.clamp(100 * USEC, 100 * MSEC);
+                    self.se[se].custom_slice = true;
+                }
+                None => {
+                    self.se[se].slice = self.p.base_slice;
+                    self.se[se].custom_slice = false;
+                }
+            }
+        }
+    }
+}
+
+impl SchedClass for Fair {
+    fn name(&self) -> &'static str {
+        "fair"
+    }
+
+    fn task_fork(&mut self, m: &mut Machine, t: TaskId, parent: Option<TaskId>) {
+        let cpu = m.tasks[t].cpu;
+        let mut e = Entity::new(LoadWeight::new(m.tasks[t].weight), 0, m.now);
+        e.task = Some(t);
+        e.slice = self.p.base_slice;
+        self.se.push(e);
+        if self.task_se.len() <= t {
+            self.task_se.resize(t + 1, 0);
+            self.wakee.resize(t + 1, select::WakeeFlips::default());
+        }
+        self.task_se[t] = self.se.len() - 1;
+        self.refresh_task_params(m, t);
+        self.attach_task(m, t, cpu);
+        if self.p.version == Version::Cfs {
+            self.cfs_task_fork(m, t, parent);
+        }
+    }
+
+    fn enqueue_task(&mut self, m: &mut Machine, cpu: CpuId, t: TaskId, flags: EnqueueFlags) {
+        let se0 = self.task_se[t];
+        if flags.has(EnqueueFlags::DELAYED) {
+            self.requeue_delayed_entity(m, se0);
+            self.h_nr_add(se0, 1);
+            self.cpu_tasks[cpu].push(t);
+            self.update_groups_above(m, se0);
+            return;
+        }
+        self.attach_task(m, t, cpu);
+        let mut fl = flags;
+        let mut s = Some(se0);
+        while let Some(x) = s {
+            if self.se[x].on_rq {
+                if self.se[x].delayed {
+                    self.requeue_delayed_entity(m, x);
+                }
+                break;
+            }
+            if self.p.version == Version::Eevdf {
+                if let Some(q) = self.se[x].my_q {
+                    // Group entities request their queue's smallest slice (6.12).
+                    self.se[x].slice = self.cfs_rq_min_slice(q);
+                    self.se[x].custom_slice = true;
+                }
+            }
+            let rq = self.se[x].cfs_rq;
+            self.enqueue_entity(m, rq, x, fl);
+            fl = EnqueueFlags::WAKEUP;
+            s = self.se[x].parent;
+        }
+        self.h_nr_add(se0, 1);
+        self.update_groups_above(m, se0);
+        self.cpu_tasks[cpu].push(t);
+    }
+
+    fn dequeue_task(
+        &mut self,
+        m: &mut Machine,
+        cpu: CpuId,
+        t: TaskId,
+        flags: DequeueFlags,
+    ) -> bool {
+        let se0 = self.task_se[t];
+        let was_delayed = self.se[se0].delayed;
+        let done = self.dequeue_entities(m, se0, flags);
+        if !was_delayed {
+            self.h_nr_add(se0, -1);
+            self.remove_cpu_task(cpu, t);
+        }
+        done
+    }
+
+    fn yield_task(&mut self, m: &mut Machine, cpu: CpuId) {
+        let Some(t) = m.rqs[cpu].curr else { return };
+        if m.rqs[cpu].nr_running <= 1 {
+            return;
+        }
+        let se = self.task_se[t];
+        let rq = self.se[se].cfs_rq;
+        self.clear_buddies(rq, se);
+        match self.p.version {
+            Version::Cfs => {
+                if m.tasks[t].policy != Policy::Batch {
+                    self.update_curr(m, rq);
+                }
+                self.set_buddy(se, 2);
+            }
+            Version::Eevdf => {
+                self.update_curr(m, rq);
+                self.eevdf_yield(rq, se);
+            }
+        }
+    }
+
+    fn wakeup_preempt(&mut self, m: &mut Machine, cpu: CpuId, t: TaskId, flags: WakeFlags) {
+        let Some(curr) = m.rqs[cpu].curr else {
+            m.resched(cpu);
+            return;
+        };
+        match self.p.version {
+            Version::Cfs => self.cfs_check_preempt_wakeup(m, cpu, curr, t, flags),
+            Version::Eevdf => self.eevdf_check_preempt_wakeup(m, cpu, curr, t, flags),
+        }
+    }
+
+    fn balance(&mut self, m: &mut Machine, cpu: CpuId) {
+        if self.root_rq(cpu).h_nr_running == 0 {
+            self.newidle_balance(m, cpu);
+        }
+    }
+
+    fn pick_task(&mut self, m: &mut Machine, cpu: CpuId) -> Option<TaskId> {
+        'again: loop {
+            let mut rq = self.root(cpu);
+            if self.cfs[rq].nr_running == 0 {
+                return None;
+            }
+            loop {
+                if let Some(c) = self.cfs[rq].curr {
+                    if self.se[c].on_rq {
+                        self.update_curr(m, rq);
+                    }
+                }
+                let se = self.pick_next_entity(m, rq)?;
+                if self.se[se].delayed {
+                    // Reap the delayed entity (linux-eevdf.md §8) and start over.
+                    self.dequeue_entities(m, se, DequeueFlags::SLEEP | DequeueFlags::DELAYED);
+                    if let Some(t) = self.se[se].task {
+                        m.note_delayed_dequeue_done(t);
+                    }
+                    continue 'again;
+                }
+                match self.se[se].my_q {
+                    Some(q) => rq = q,
+                    None => return self.se[se].task,
+                }
+            }
+        }
+    }
+
+    fn put_prev_task(&mut self, m: &mut Machine, cpu: CpuId, prev: TaskId, next: Option<TaskId>) {
+        let next_rqs: Vec<RqId> = match next {
+            Some(n)
+                if self
+                    .task_se
+                    .get(n)
+                    .is_some_and(|s| self.cpu_of_rq(self.se[*s].cfs_rq) == cpu) =>
+            {
+                self.chain(self.task_se[n])
+                    .iter()
+                    .map(|s| self.se[*s].cfs_rq)
+                    .collect()
+            }
+            _ => vec![],
+        };
+        for s in self.chain(self.task_se[prev]) {
+            let rq = self.se[s].cfs_rq;
+            self.put_prev_entity(m, rq, s);
+            if next_rqs.contains(&rq) {
+                break;
+            }
+        }
+        self.util_update(m, cpu, next.is_some());
+    }
+
+    fn set_next_task(&mut self, m: &mut Machine, cpu: CpuId, next: TaskId) {
+        let chain = self.chain(self.task_se[next]);
+        for s in chain.into_iter().rev() {
+            let rq = self.se[s].cfs_rq;
+            if self.cfs[rq].curr != Some(s) {
+                self.set_next_entity(m, rq, s);
+            }
+        }
+        self.util_update(m, cpu, true);
+    }
+
+    fn select_task_rq(
+        &mut self,
+        m: &mut Machine,
+        t: TaskId,
+        prev_cpu: CpuId,
+        flags: WakeFlags,
+        waker: Waker,
+    ) -> CpuId {
+        self.select_task_rq_fair(m, t, prev_cpu, flags, waker)
+    }
+
+    fn migrate_task_rq(&mut self, m: &mut Machine, t: TaskId, _new_cpu: CpuId) {
+        if self.p.version == Version::Cfs && !m.tasks[t].is_queued() {
+            // migrate_task_rq_fair: a waking task leaves its old queue's frame.
+            let se = self.task_se[t];
+            let rq = self.se[se].cfs_rq;
+            self.se[se].vruntime -= self.cfs[rq].min_vruntime;
+        }
+    }
+
+    fn task_tick(&mut self, m: &mut Machine, _cpu: CpuId, curr: TaskId) {
+        for s in self.chain(self.task_se[curr]) {
+            let rq = self.se[s].cfs_rq;
+            self.update_curr(m, rq);
+            self.rq_pelt(m, rq);
+            if self.se[s].my_q.is_some() {
+                self.update_cfs_group(m, s);
+            }
+            if self.p.version == Version::Cfs && self.cfs[rq].nr_running > 1 {
+                self.cfs_check_preempt_tick(m, rq, s);
+            }
+        }
+    }
+
+    fn reweight_task(&mut self, m: &mut Machine, t: TaskId) {
+        self.refresh_task_params(m, t);
+        let se = self.task_se[t];
+        let w = m.tasks[t].weight;
+        self.reweight_entity(m, se, w);
+    }
+
+    fn task_dead(&mut self, _m: &mut Machine, t: TaskId) {
+        let se = self.task_se[t];
+        self.se[se].on_rq = false;
+    }
+
+    fn update_curr(&mut self, m: &mut Machine, cpu: CpuId) {
+        if let Some(t) = m.rqs[cpu].curr {
+            self.update_curr_chain(m, t);
+        }
+    }
+
+    fn tick_balance(&mut self, m: &mut Machine, cpu: CpuId) {
+        self.periodic_balance(m, cpu);
+    }
+
+    fn task_debug(&self, t: TaskId) -> Vec<(&'static str, i64)> {
+        let Some(&se) = self.task_se.get(t) else {
+            return vec![];
+        };
+        let e = &self.se[se];
+        let mut v = vec![
+            ("vruntime", e.vruntime),
+            ("sum_exec_runtime", e.sum_exec as i64),
+        ];
+        if self.p.version == Version::Eevdf {
+            v.push(("deadline", e.deadline));
+            v.push(("slice", e.slice as i64));
+        }
+        v
+    }
+}

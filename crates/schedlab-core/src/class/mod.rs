@@ -1,0 +1,204 @@
+//! Scheduling classes: the extension point that mirrors the kernel's
+//! `struct sched_class` (kernel/sched/sched.h).
+//!
+//! The engine keeps a *class stack* ordered by priority, like the kernel's
+//! linker-section order `stop > dl > rt > fair > ext > idle`. Picking walks
+//! the stack and takes the first task offered; a CPU whose classes offer
+//! nothing runs the idle class. The idle class has no state worth modelling
+//! (kernel/sched/idle.c only runs the idle loop), so it is represented by
+//! "no task": [`crate::runqueue::Rq::curr`] is `None`.
+//!
+//! Until the real-time issue lands the stack is `[fair]`: SCHED_FIFO, RR and
+//! DEADLINE tasks are rejected when a simulation is built. Whole-scheduler
+//! replacements (BFS, MuQSS, BMQ, PDS) will be a stack of one class that
+//! accepts every policy; sched_ext policies will be an `ext` class hosting a
+//! `sched_ext_ops`-shaped policy between fair and idle.
+//!
+//! # Contract
+//! Classes own their run queues and per-task scheduling state (vruntime,
+//! deadlines, ...). The engine owns everything else: which task is current
+//! on each CPU, task states, the clock, statistics and the trace. A class
+//! changes engine state only through [`Machine`]'s methods: `resched`,
+//! `request_migration`, `note_delayed_dequeue_done`. It never calls another
+//! class. All hooks run at `m.now` and take no simulated time.
+
+pub mod fair;
+
+use crate::clock::Ns;
+use crate::cpuset::CpuId;
+use crate::machine::Machine;
+use crate::task::TaskId;
+
+macro_rules! flags {
+    ($(#[$m:meta])* $name:ident { $($(#[$fm:meta])* $f:ident = $v:expr),* $(,)? }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct $name(pub u32);
+        impl $name {
+            $($(#[$fm])* pub const $f: $name = $name($v);)*
+            /// Whether every flag of `o` is set.
+            pub fn has(self, o: $name) -> bool { self.0 & o.0 == o.0 && o.0 != 0 }
+        }
+        impl std::ops::BitOr for $name {
+            type Output = $name;
+            fn bitor(self, o: $name) -> $name { $name(self.0 | o.0) }
+        }
+    };
+}
+
+flags!(
+    /// `ENQUEUE_*` flags (kernel/sched/sched.h).
+    EnqueueFlags {
+        /// The task wakes up from sleep (`ENQUEUE_WAKEUP`): placement applies.
+        WAKEUP = 0x01,
+        /// Re-enqueue after an attribute change (`ENQUEUE_RESTORE`).
+        RESTORE = 0x02,
+        /// The task arrives from another CPU (`ENQUEUE_MIGRATED`).
+        MIGRATED = 0x40,
+        /// First enqueue of a new task (`ENQUEUE_INITIAL`).
+        INITIAL = 0x80,
+        /// Wakeup of a task whose dequeue was delayed (`ENQUEUE_DELAYED`).
+        DELAYED = 0x200,
+    }
+);
+
+flags!(
+    /// `DEQUEUE_*` flags.
+    DequeueFlags {
+        /// The task goes to sleep (`DEQUEUE_SLEEP`): EEVDF may delay it.
+        SLEEP = 0x01,
+        /// Temporary removal for an attribute change (`DEQUEUE_SAVE`).
+        SAVE = 0x02,
+        /// The task is being moved to another CPU (`DEQUEUE_MOVE`).
+        MOVE = 0x04,
+        /// Completion of a delayed dequeue (`DEQUEUE_DELAYED`).
+        DELAYED = 0x200,
+        /// Task exit and similar: never delay (`DEQUEUE_SPECIAL`).
+        SPECIAL = 0x10000,
+    }
+);
+
+flags!(
+    /// `WF_*` wake flags.
+    WakeFlags {
+        /// A regular wakeup (`WF_TTWU`).
+        TTWU = 0x08,
+        /// Wakeup of a newly forked task (`WF_FORK`).
+        FORK = 0x04,
+        /// The waker is about to sleep (`WF_SYNC`).
+        SYNC = 0x10,
+        /// The wakee changed CPU (`WF_MIGRATED`).
+        MIGRATED = 0x20,
+    }
+);
+
+/// Who wakes a task, for wakeup placement (`select_task_rq`).
+#[derive(Debug, Clone, Copy)]
+pub struct Waker {
+    /// CPU the wakeup runs on (`smp_processor_id()` in `try_to_wake_up`).
+    pub cpu: CpuId,
+    /// The task that issued the wakeup, if any (timers have none).
+    pub task: Option<TaskId>,
+}
+
+/// The class interface, one hook per `struct sched_class` member the
+/// simulator needs. "Current" means `m.rqs[cpu].curr`.
+pub trait SchedClass {
+    /// Short name, e.g. `"fair"`.
+    fn name(&self) -> &'static str;
+
+    /// `task_fork`: a new task of this class was created on `m.tasks[t].cpu`
+    /// by `parent` (None: created by the simulated launcher). Called once,
+    /// before its first `enqueue_task` (flag INITIAL). May set up per-task
+    /// state from the parent (CFS copies the parent's vruntime).
+    fn task_fork(&mut self, m: &mut Machine, t: TaskId, parent: Option<TaskId>);
+
+    /// `enqueue_task`: `t` becomes runnable on `cpu` (`m.tasks[t].cpu == cpu`).
+    /// Called on wakeup (WAKEUP), first start (INITIAL), arrival from another
+    /// CPU (MIGRATED), after an attribute change (RESTORE) and on wakeup of a
+    /// delay-dequeued task (DELAYED, same CPU). The task is not current,
+    /// except with RESTORE for a running task. May call `m.resched`.
+    fn enqueue_task(&mut self, m: &mut Machine, cpu: CpuId, t: TaskId, flags: EnqueueFlags);
+
+    /// `dequeue_task`: `t` stops being runnable on `cpu`: it sleeps (SLEEP),
+    /// exits (SPECIAL), moves away (MOVE) or changes attributes (SAVE). The
+    /// task may be current. Returns false if the class keeps the task queued
+    /// for now (EEVDF delayed dequeue); it must then call
+    /// `m.note_delayed_dequeue_done(t)` when it finally removes it.
+    fn dequeue_task(&mut self, m: &mut Machine, cpu: CpuId, t: TaskId, flags: DequeueFlags)
+        -> bool;
+
+    /// `yield_task`: the current task of `cpu` called `sched_yield()`. The
+    /// engine reschedules the CPU afterwards.
+    fn yield_task(&mut self, m: &mut Machine, cpu: CpuId);
+
+    /// `wakeup_preempt`: `t`, of this class, was just enqueued on `cpu` whose
+    /// current task is also of this class. Calls `m.resched(cpu)` to preempt.
+    fn wakeup_preempt(&mut self, m: &mut Machine, cpu: CpuId, t: TaskId, flags: WakeFlags);
+
+    /// `balance`: `cpu` is about to pick and this class may pull work from
+    /// other CPUs first (the fair class's newly-idle balance). Pulls go
+    /// through `m.request_migration`, which the engine carries out on return.
+    fn balance(&mut self, m: &mut Machine, cpu: CpuId);
+
+    /// `pick_task`: the task this class wants to run next on `cpu`, if any.
+    /// The current task (if of this class and still queued) is a candidate.
+    /// Must not change what is current; may complete delayed dequeues.
+    fn pick_task(&mut self, m: &mut Machine, cpu: CpuId) -> Option<TaskId>;
+
+    /// `put_prev_task`: `prev` (of this class) stops being current on `cpu`,
+    /// in favour of `next` (None: the CPU goes idle). Called after
+    /// `pick_task` chose a different task; `prev` may be queued or not.
+    fn put_prev_task(&mut self, m: &mut Machine, cpu: CpuId, prev: TaskId, next: Option<TaskId>);
+
+    /// `set_next_task`: `next` (of this class, queued) becomes current on `cpu`.
+    fn set_next_task(&mut self, m: &mut Machine, cpu: CpuId, next: TaskId);
+
+    /// `select_task_rq`: the CPU `t` should be enqueued on, for a wakeup
+    /// (flags TTWU) or a new task (FORK). `prev_cpu` is where it last ran.
+    /// Must return a CPU in the task's affinity mask.
+    fn select_task_rq(
+        &mut self,
+        m: &mut Machine,
+        t: TaskId,
+        prev_cpu: CpuId,
+        flags: WakeFlags,
+        waker: Waker,
+    ) -> CpuId;
+
+    /// `migrate_task_rq`: sleeping or queued-but-dequeued `t` is moving from
+    /// `m.tasks[t].cpu` to `new_cpu` (called before the CPU changes).
+    fn migrate_task_rq(&mut self, m: &mut Machine, t: TaskId, new_cpu: CpuId);
+
+    /// `task_tick`: the scheduler tick hit `cpu` while `curr` ran. May call
+    /// `m.resched(cpu)`.
+    fn task_tick(&mut self, m: &mut Machine, cpu: CpuId, curr: TaskId);
+
+    /// `reweight_task` / `prio_changed`: the weight, nice or slice of `t`
+    /// changed while it was dequeued with SAVE (the engine re-enqueues it).
+    fn reweight_task(&mut self, m: &mut Machine, t: TaskId);
+
+    /// `task_dead`: `t` exited and was dequeued; forget it.
+    fn task_dead(&mut self, m: &mut Machine, t: TaskId);
+
+    /// `update_curr`: bring the current task's runtime accounting up to
+    /// `m.now` (called before the engine reads class state for reports).
+    fn update_curr(&mut self, m: &mut Machine, cpu: CpuId);
+
+    /// Periodic load balancing from the tick (`sched_balance_trigger` and
+    /// the SCHED_SOFTIRQ handler). Not a `sched_class` member in the kernel,
+    /// where only the fair class balances this way; here any class may.
+    /// Also called on idle CPUs (see docs/model.md, "NOHZ").
+    fn tick_balance(&mut self, m: &mut Machine, cpu: CpuId);
+
+    /// Per-task debug values for reports (e.g. vruntime, lag), name → value.
+    fn task_debug(&self, _t: TaskId) -> Vec<(&'static str, i64)> {
+        vec![]
+    }
+
+    /// Time a class wants the engine to keep its tick running even when no
+    /// task is current (none so far; reserved for bandwidth timers).
+    fn next_timer(&self) -> Option<Ns> {
+        None
+    }
+}

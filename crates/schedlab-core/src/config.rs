@@ -1,0 +1,177 @@
+//! Run configuration: scheduler choice, machine shape, tunables.
+
+use crate::class::fair::tunables::{CFS_TUNABLES, EEVDF_TUNABLES};
+use crate::clock::Ns;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// A settable parameter with its default and documentation.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Tunable {
+    /// Name used with `--set name=value`.
+    pub name: &'static str,
+    /// Default.
+    pub default: i64,
+    /// Smallest accepted value.
+    pub min: i64,
+    /// Largest accepted value.
+    pub max: i64,
+    /// What it does.
+    pub doc: &'static str,
+}
+
+/// Engine tunables, valid for every scheduler.
+pub const ENGINE_TUNABLES: &[Tunable] = &[
+    Tunable {
+        name: "context_switch_ns",
+        default: 0,
+        min: 0,
+        max: 10_000_000,
+        doc: "time a CPU spends switching tasks before the next one progresses",
+    },
+    Tunable {
+        name: "migration_ns",
+        default: 0,
+        min: 0,
+        max: 10_000_000,
+        doc: "extra time before a task that changed CPU progresses (cache refill)",
+    },
+];
+
+/// Tunable values for one run, by name (ordered: output never depends on
+/// hash order).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TunableSet(pub BTreeMap<String, i64>);
+
+impl TunableSet {
+    /// Value of `name`.
+    pub fn get(&self, name: &str) -> Option<i64> {
+        self.0.get(name).copied()
+    }
+}
+
+/// A scheduler that can run a simulation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum SchedulerKind {
+    /// EEVDF fair class, Linux 6.12.
+    Eevdf,
+    /// CFS fair class, Linux 6.1.
+    Cfs,
+}
+
+/// Static description of a scheduler for listings.
+#[derive(Debug, Clone, Serialize)]
+pub struct SchedulerInfo {
+    /// Name used with `--scheduler`.
+    pub name: &'static str,
+    /// One-line description.
+    pub description: &'static str,
+    /// Specification it implements.
+    pub spec: &'static str,
+    /// Its tunables (engine tunables excluded).
+    pub tunables: &'static [Tunable],
+}
+
+impl SchedulerKind {
+    /// All schedulers, default first.
+    pub const ALL: [SchedulerKind; 2] = [SchedulerKind::Eevdf, SchedulerKind::Cfs];
+
+    /// Parse a `--scheduler` name.
+    pub fn from_name(s: &str) -> Option<Self> {
+        SchedulerKind::ALL.into_iter().find(|k| k.info().name == s)
+    }
+
+    /// Description and tunables.
+    pub fn info(self) -> SchedulerInfo {
+        match self {
+            SchedulerKind::Eevdf => SchedulerInfo {
+                name: "eevdf",
+                description: "Linux 6.12 fair class: EEVDF with lag, eligibility, virtual deadlines, RUN_TO_PARITY and delayed dequeue (default)",
+                spec: "linux-eevdf.md, linux-smp.md",
+                tunables: EEVDF_TUNABLES,
+            },
+            SchedulerKind::Cfs => SchedulerInfo {
+                name: "cfs",
+                description: "Linux 6.1 fair class: CFS with sched_period/sched_slice, wakeup granularity, buddies and sleeper credit",
+                spec: "linux-cfs.md, linux-smp.md",
+                tunables: CFS_TUNABLES,
+            },
+        }
+    }
+
+    /// Defaults for this scheduler plus the engine tunables.
+    pub fn default_tunables(self) -> TunableSet {
+        let mut m = BTreeMap::new();
+        for t in self.info().tunables.iter().chain(ENGINE_TUNABLES) {
+            m.insert(t.name.to_string(), t.default);
+        }
+        TunableSet(m)
+    }
+
+    /// Defaults overridden by `overrides`; unknown names and out-of-range
+    /// values are errors.
+    pub fn tunables(self, overrides: &[(String, i64)]) -> Result<TunableSet, String> {
+        let mut set = self.default_tunables();
+        let specs: Vec<&Tunable> = self.info().tunables.iter().chain(ENGINE_TUNABLES).collect();
+        for (k, v) in overrides {
+            let Some(spec) = specs.iter().find(|t| t.name == k) else {
+                let names: Vec<&str> = specs.iter().map(|t| t.name).collect();
+                return Err(format!(
+                    "unknown tunable \"{k}\" for scheduler {}; expected one of: {}",
+                    self.info().name,
+                    names.join(", ")
+                ));
+            };
+            if *v < spec.min || *v > spec.max {
+                return Err(format!(
+                    "tunable {k}={v} out of range; expected {}..={}",
+                    spec.min, spec.max
+                ));
+            }
+            set.0.insert(k.clone(), *v);
+        }
+        Ok(set)
+    }
+}
+
+/// Everything that defines a run besides the workload.
+#[derive(Debug, Clone, Serialize)]
+pub struct SimConfig {
+    /// Scheduler.
+    pub scheduler: SchedulerKind,
+    /// Number of CPUs.
+    pub cpus: usize,
+    /// SMT threads per core.
+    pub smt: usize,
+    /// CPUs per LLC (0 = all in one).
+    pub cpus_per_llc: usize,
+    /// Tick frequency.
+    pub hz: u32,
+    /// Overrides the workload's duration.
+    pub duration: Option<Ns>,
+    /// RNG seed.
+    pub seed: u64,
+    /// Tunable overrides (`--set`).
+    pub set: Vec<(String, i64)>,
+    /// Record a trace.
+    pub trace: bool,
+    /// Tasks (by name) whose CPU times enter Jain's fairness index (empty = all).
+    pub fairness_tasks: Vec<String>,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            scheduler: SchedulerKind::Eevdf,
+            cpus: 1,
+            smt: 1,
+            cpus_per_llc: 0,
+            hz: 250,
+            duration: None,
+            seed: 0,
+            set: vec![],
+            trace: false,
+            fairness_tasks: vec![],
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! A fixed-size CPU mask (`struct cpumask`), up to [`MAX_CPUS`] CPUs.
+
+use serde::Serialize;
+
+/// Largest CPU count a topology may have.
+pub const MAX_CPUS: usize = 256;
+
+/// CPU index.
+pub type CpuId = usize;
+
+/// A set of CPUs; `Copy` so masks can be passed around freely.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct CpuSet {
+    bits: [u64; MAX_CPUS / 64],
+}
+
+impl CpuSet {
+    /// The empty set.
+    pub fn empty() -> Self {
+        CpuSet::default()
+    }
+
+    /// CPUs `0..n`.
+    pub fn first_n(n: usize) -> Self {
+        let mut s = CpuSet::empty();
+        for c in 0..n.min(MAX_CPUS) {
+            s.insert(c);
+        }
+        s
+    }
+
+    /// Add `cpu`.
+    pub fn insert(&mut self, cpu: CpuId) {
+        self.bits[cpu / 64] |= 1 << (cpu % 64);
+    }
+
+    /// Remove `cpu`.
+    pub fn remove(&mut self, cpu: CpuId) {
+        self.bits[cpu / 64] &= !(1 << (cpu % 64));
+    }
+
+    /// Whether `cpu` is in the set.
+    pub fn contains(&self, cpu: CpuId) -> bool {
+        cpu < MAX_CPUS && self.bits[cpu / 64] & (1 << (cpu % 64)) != 0
+    }
+
+    /// Number of CPUs in the set (`cpumask_weight`).
+    pub fn count(&self) -> usize {
+        self.bits.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.bits.iter().all(|w| *w == 0)
+    }
+
+    /// Intersection.
+    pub fn and(&self, other: &CpuSet) -> CpuSet {
+        let mut s = *self;
+        for (a, b) in s.bits.iter_mut().zip(other.bits.iter()) {
+            *a &= *b;
+        }
+        s
+    }
+
+    /// Whether the two sets share a CPU.
+    pub fn intersects(&self, other: &CpuSet) -> bool {
+        !self.and(other).is_empty()
+    }
+
+    /// Lowest CPU in the set.
+    pub fn first(&self) -> Option<CpuId> {
+        self.iter().next()
+    }
+
+    /// CPUs in increasing order.
+    pub fn iter(&self) -> impl Iterator<Item = CpuId> + '_ {
+        self.bits.iter().enumerate().flat_map(|(i, w)| {
+            let mut w = *w;
+            std::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let b = w.trailing_zeros() as usize;
+                w &= w - 1;
+                Some(i * 64 + b)
+            })
+        })
+    }
+
+    /// CPUs in the set starting after `start` and wrapping around
+    /// (`for_each_cpu_wrap`), as the idle-CPU scan does.
+    pub fn iter_wrap(&self, start: CpuId) -> impl Iterator<Item = CpuId> + '_ {
+        let after: Vec<CpuId> = self.iter().filter(|c| *c > start).collect();
+        let before: Vec<CpuId> = self.iter().filter(|c| *c <= start).collect();
+        after.into_iter().chain(before)
+    }
+}
+
+impl std::fmt::Debug for CpuSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl Serialize for CpuSet {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_operations() {
+        let mut s = CpuSet::empty();
+        s.insert(3);
+        s.insert(70);
+        assert!(s.contains(3) && s.contains(70) && !s.contains(4));
+        assert_eq!(s.count(), 2);
+        assert_eq!(s.iter().collect::<Vec<_>>(), vec![3, 70]);
+        assert_eq!(s.iter_wrap(3).collect::<Vec<_>>(), vec![70, 3]);
+        s.remove(3);
+        assert_eq!(s.first(), Some(70));
+        assert_eq!(CpuSet::first_n(4).and(&s).count(), 0);
+    }
+}

@@ -1,0 +1,523 @@
+//! Scheduling mechanics shared by every class (kernel/sched/core.c):
+//! `__schedule`, `try_to_wake_up`, `wake_up_new_task`, migration, and the
+//! accounting of execution segments.
+
+use super::Simulator;
+use crate::class::{DequeueFlags, EnqueueFlags, WakeFlags, Waker};
+use crate::clock::Ns;
+use crate::cpuset::CpuId;
+use crate::machine::MigrationKind;
+use crate::stats::TaskStats;
+use crate::task::{Busy, OnRq, Prog, Task, TaskId, TaskState};
+use crate::trace::{PrevState, TraceEvent};
+
+/// Bound on reschedule rounds for one event: a class that keeps asking for
+/// more is a bug, not a workload property.
+const MAX_ROUNDS: usize = 10_000;
+
+impl Simulator {
+    /// Index of the class of task `t` in the stack. Only the fair class
+    /// exists until the real-time classes land.
+    pub(crate) fn class_of(&self, _t: TaskId) -> usize {
+        0
+    }
+
+    /// Carry out requested migrations and reschedules until nothing is
+    /// pending.
+    pub(crate) fn process_pending(&mut self) {
+        for _ in 0..MAX_ROUNDS {
+            self.apply_migrations();
+            let Some(cpu) = (0..self.m.nr_cpus()).find(|c| self.m.rqs[*c].need_resched) else {
+                return;
+            };
+            self.schedule(cpu);
+        }
+    }
+
+    fn apply_migrations(&mut self) {
+        while !self.m.migrations.is_empty() {
+            let reqs = std::mem::take(&mut self.m.migrations);
+            for r in reqs {
+                let t = &self.m.tasks[r.task];
+                let movable =
+                    t.is_queued() && self.m.rqs[t.cpu].curr != Some(r.task) && t.cpu != r.dst;
+                if movable {
+                    if r.kind == MigrationKind::Balance {
+                        self.m.stats.balance_migrations += 1;
+                    }
+                    self.move_queued_task(r.task, r.dst);
+                }
+            }
+        }
+    }
+
+    /// Account the work the current task of `cpu` did since its segment began.
+    pub(crate) fn settle(&mut self, cpu: CpuId) {
+        let Some(t) = self.m.rqs[cpu].curr else {
+            return;
+        };
+        let now = self.m.now;
+        let start = self.m.rqs[cpu].seg_start;
+        if now <= start {
+            return;
+        }
+        self.m.rqs[cpu].seg_start = now;
+        if let Some(Busy::Work(left)) = self.m.tasks[t].prog.busy {
+            let (num, den) = self.rate(cpu);
+            let done =
+                (((now - start) as u128 * num as u128) / den as u128).min(left as u128) as u64;
+            self.m.tasks[t].prog.busy = Some(Busy::Work(left - done));
+            self.m.stats.tasks[t].work_done += done;
+        }
+    }
+
+    /// Work rate of `cpu` relative to the calibration CPU.
+    fn rate(&self, cpu: CpuId) -> (u64, u64) {
+        let (n, d) = self.m.topo.rate(cpu);
+        let (cn, cd) = self.calib_rate;
+        (n * cd, d * cn)
+    }
+
+    /// Start (or restart) the current task's busy segment on `cpu`.
+    pub(crate) fn start_segment(&mut self, cpu: CpuId, delay: Ns) {
+        let Some(t) = self.m.rqs[cpu].curr else {
+            return;
+        };
+        let rq = &mut self.m.rqs[cpu];
+        rq.seg_gen += 1;
+        rq.seg_start = self.m.now + delay;
+        let gen = rq.seg_gen;
+        let start = rq.seg_start;
+        let end = match self.m.tasks[t].prog.busy {
+            Some(Busy::Work(left)) => {
+                let (num, den) = self.rate(cpu);
+                start + ((left as u128 * den as u128).div_ceil(num as u128)) as Ns
+            }
+            Some(Busy::Until(u)) => u.max(start),
+            None => return,
+        };
+        self.events
+            .push(end, crate::event::EventKind::SegmentEnd { cpu, gen });
+    }
+
+    /// `__schedule` on `cpu`.
+    pub(crate) fn schedule(&mut self, cpu: CpuId) {
+        let prev = self.m.rqs[cpu].curr;
+        if let Some(p) = prev {
+            self.settle(cpu);
+            self.deactivate_if_blocked(cpu, p);
+        }
+        let mut put_prev_done = false;
+        if let Some(dst) = self.m.rqs[cpu].active_balance_to.take() {
+            if let Some(p) = prev {
+                let t = &self.m.tasks[p];
+                if t.is_queued() && t.affinity.contains(dst) {
+                    // The stopper preempts `p` and pushes it to `dst`.
+                    let c = self.class_of(p);
+                    self.classes[c].put_prev_task(&mut self.m, cpu, p, None);
+                    put_prev_done = true;
+                    self.switch_out(cpu, p);
+                    self.m.rqs[cpu].curr = None;
+                    self.move_queued_task(p, dst);
+                }
+            }
+        }
+        for c in 0..self.classes.len() {
+            self.classes[c].balance(&mut self.m, cpu);
+        }
+        self.apply_migrations();
+        let mut next = None;
+        for c in 0..self.classes.len() {
+            if let Some(t) = self.classes[c].pick_task(&mut self.m, cpu) {
+                next = Some(t);
+                break;
+            }
+        }
+        self.m.rqs[cpu].need_resched = false;
+        let curr = self.m.rqs[cpu].curr;
+        if next == curr && !put_prev_done {
+            if let Some(p) = curr {
+                self.resume_current(cpu, p);
+            }
+            return;
+        }
+        if let Some(p) = curr {
+            let c = self.class_of(p);
+            self.classes[c].put_prev_task(&mut self.m, cpu, p, next);
+            self.switch_out(cpu, p);
+        }
+        if let Some(n) = next {
+            let c = self.class_of(n);
+            self.classes[c].set_next_task(&mut self.m, cpu, n);
+        }
+        self.switch_in(cpu, if put_prev_done { prev } else { curr }, next);
+    }
+
+    /// A blocked or exiting current task leaves the run queue
+    /// (`deactivate_task` in `__schedule`).
+    fn deactivate_if_blocked(&mut self, cpu: CpuId, p: TaskId) {
+        let state = self.m.tasks[p].state;
+        if !matches!(state, TaskState::Sleeping | TaskState::Dead) || !self.m.tasks[p].is_queued() {
+            return;
+        }
+        let flags = if state == TaskState::Dead {
+            DequeueFlags::SPECIAL
+        } else {
+            DequeueFlags::SLEEP
+        };
+        let c = self.class_of(p);
+        let done = self.classes[c].dequeue_task(&mut self.m, cpu, p, flags);
+        self.m.tasks[p].on_rq = if done { OnRq::No } else { OnRq::Delayed };
+        self.m.rqs[cpu].nr_running -= 1;
+        if state == TaskState::Dead {
+            self.classes[c].task_dead(&mut self.m, p);
+        }
+    }
+
+    /// The current task was picked again: continue where it was.
+    fn resume_current(&mut self, cpu: CpuId, p: TaskId) {
+        if self.m.tasks[p].state != TaskState::Running {
+            return;
+        }
+        if self.m.tasks[p].prog.busy.is_some() {
+            self.start_segment(cpu, 0);
+        } else if let Err(e) = self.step(p) {
+            self.fail(e);
+        }
+    }
+
+    /// Account the end of `p`'s time on `cpu`.
+    fn switch_out(&mut self, cpu: CpuId, p: TaskId) {
+        let now = self.m.now;
+        let ran = now - self.m.rqs[cpu].curr_since;
+        self.m.stats.tasks[p].cpu_time += ran;
+        self.m.rqs[cpu].busy_ns += ran;
+        self.m.rqs[cpu].seg_gen += 1;
+        let t = &mut self.m.tasks[p];
+        t.last_run_end = now;
+        if t.state == TaskState::Running {
+            t.state = TaskState::Runnable;
+            t.runnable_since = Some(now);
+        }
+    }
+
+    fn switch_in(&mut self, cpu: CpuId, prev: Option<TaskId>, next: Option<TaskId>) {
+        let now = self.m.now;
+        let prev_state = match prev.map(|p| self.m.tasks[p].state) {
+            Some(TaskState::Sleeping) => PrevState::Sleeping,
+            Some(TaskState::Dead) => PrevState::Dead,
+            _ => PrevState::Runnable,
+        };
+        if let Some(p) = prev {
+            let s = &mut self.m.stats.tasks[p];
+            match prev_state {
+                PrevState::Runnable => s.nivcsw += 1,
+                PrevState::Sleeping => s.nvcsw += 1,
+                PrevState::Dead => {}
+            }
+        } else if let Some(stamp) = self.m.rqs[cpu].idle_stamp.take() {
+            // rq->avg_idle: running average of idle periods (update_avg, 1/8).
+            let d = (now - stamp) as i64;
+            let avg = self.m.rqs[cpu].avg_idle as i64;
+            self.m.rqs[cpu].avg_idle = (avg + (d - avg) / 8).max(0) as Ns;
+        }
+        self.m.trace(
+            cpu,
+            TraceEvent::Switch {
+                prev,
+                prev_state,
+                next,
+            },
+        );
+        self.m.rqs[cpu].nr_switches += 1;
+        self.m.rqs[cpu].curr = next;
+        self.m.rqs[cpu].curr_since = now;
+        let Some(n) = next else {
+            self.m.rqs[cpu].idle_stamp = Some(now);
+            return;
+        };
+        let migrated = self.m.tasks[n].last_run_end == 0 && self.m.tasks[n].last_run_start != 0;
+        let t = &mut self.m.tasks[n];
+        t.state = TaskState::Running;
+        if let Some(since) = t.runnable_since.take() {
+            self.m.stats.tasks[n].wait_time += now - since;
+        }
+        if let Some(w) = t.waking_since.take() {
+            self.m.stats.tasks[n].wakeup_latency.record(now - w);
+        }
+        t.last_run_start = now;
+        let delay = self.cs_cost + if migrated { self.mig_cost } else { 0 };
+        if self.m.tasks[n].prog.busy.is_some() {
+            self.start_segment(cpu, delay);
+        } else {
+            self.m.rqs[cpu].seg_start = now + delay;
+            if let Err(e) = self.step(n) {
+                self.fail(e);
+            }
+        }
+    }
+
+    /// `activate_task`: make `t` runnable on `cpu`.
+    fn activate(&mut self, t: TaskId, cpu: CpuId, flags: EnqueueFlags) {
+        let c = self.class_of(t);
+        self.classes[c].enqueue_task(&mut self.m, cpu, t, flags);
+        let task = &mut self.m.tasks[t];
+        task.on_rq = OnRq::Queued;
+        task.state = TaskState::Runnable;
+        task.runnable_since = Some(self.m.now);
+        self.m.rqs[cpu].nr_running += 1;
+    }
+
+    /// `wakeup_preempt`: should the current task of `cpu` give way to `t`?
+    fn wakeup_preempt(&mut self, cpu: CpuId, t: TaskId, flags: WakeFlags) {
+        match self.m.rqs[cpu].curr {
+            None => self.m.resched(cpu),
+            Some(curr) => {
+                let (cc, ct) = (self.class_of(curr), self.class_of(t));
+                if cc == ct {
+                    self.classes[ct].wakeup_preempt(&mut self.m, cpu, t, flags);
+                } else if ct < cc {
+                    self.m.resched(cpu);
+                }
+            }
+        }
+    }
+
+    /// `set_task_cpu`: record a CPU change.
+    fn set_task_cpu(&mut self, t: TaskId, cpu: CpuId) {
+        let from = self.m.tasks[t].cpu;
+        if from == cpu {
+            return;
+        }
+        self.m.trace(
+            from,
+            TraceEvent::Migrate {
+                task: t,
+                orig_cpu: from,
+                dest_cpu: cpu,
+            },
+        );
+        self.m.stats.tasks[t].migrations += 1;
+        let task = &mut self.m.tasks[t];
+        task.cpu = cpu;
+        // exec_start = 0 after migration: never cache-hot on the new CPU.
+        task.last_run_end = 0;
+    }
+
+    /// `move_queued_task`: move a queued, not running task to `dst`.
+    pub(crate) fn move_queued_task(&mut self, t: TaskId, dst: CpuId) {
+        let src = self.m.tasks[t].cpu;
+        let c = self.class_of(t);
+        self.classes[c].dequeue_task(&mut self.m, src, t, DequeueFlags::MOVE);
+        self.m.rqs[src].nr_running -= 1;
+        self.m.tasks[t].on_rq = OnRq::No;
+        let since = self.m.tasks[t].runnable_since;
+        self.set_task_cpu(t, dst);
+        self.activate(t, dst, EnqueueFlags::MIGRATED);
+        self.m.tasks[t].runnable_since = since;
+        self.wakeup_preempt(dst, t, WakeFlags::default());
+    }
+
+    /// `try_to_wake_up`.
+    pub(crate) fn try_to_wake_up(&mut self, t: TaskId, waker: Waker) {
+        if self.m.tasks[t].state != TaskState::Sleeping {
+            return;
+        }
+        self.m.stats.wakeups += 1;
+        let prev_cpu = self.m.tasks[t].cpu;
+        self.m.trace(
+            waker.cpu,
+            TraceEvent::Waking {
+                task: t,
+                target_cpu: prev_cpu,
+            },
+        );
+        match self.m.tasks[t].on_rq {
+            OnRq::Queued => {
+                // ttwu_runnable: blocked but not yet switched out.
+                let running = self.m.rqs[prev_cpu].curr == Some(t);
+                self.m.tasks[t].state = if running {
+                    TaskState::Running
+                } else {
+                    TaskState::Runnable
+                };
+                if running {
+                    self.m.resched(prev_cpu);
+                }
+                return;
+            }
+            OnRq::Delayed => {
+                // 6.12: a delay-dequeued task is requeued where it is.
+                let c = self.class_of(t);
+                self.classes[c].enqueue_task(
+                    &mut self.m,
+                    prev_cpu,
+                    t,
+                    EnqueueFlags::DELAYED | EnqueueFlags::WAKEUP,
+                );
+                let task = &mut self.m.tasks[t];
+                task.on_rq = OnRq::Queued;
+                task.state = TaskState::Runnable;
+                task.runnable_since = Some(self.m.now);
+                task.waking_since = Some(self.m.now);
+                self.m.rqs[prev_cpu].nr_running += 1;
+                self.m.trace(prev_cpu, TraceEvent::Wakeup { task: t });
+                self.wakeup_preempt(prev_cpu, t, WakeFlags::TTWU);
+                return;
+            }
+            OnRq::No => {}
+        }
+        self.m.tasks[t].waking_since = Some(self.m.now);
+        let c = self.class_of(t);
+        let cpu = self.classes[c].select_task_rq(&mut self.m, t, prev_cpu, WakeFlags::TTWU, waker);
+        let mut flags = EnqueueFlags::WAKEUP;
+        let mut wf = WakeFlags::TTWU;
+        if cpu != prev_cpu {
+            self.classes[c].migrate_task_rq(&mut self.m, t, cpu);
+            self.set_task_cpu(t, cpu);
+            flags = flags | EnqueueFlags::MIGRATED;
+            wf = wf | WakeFlags::MIGRATED;
+        }
+        self.activate(t, cpu, flags);
+        self.m.trace(cpu, TraceEvent::Wakeup { task: t });
+        self.wakeup_preempt(cpu, t, wf);
+    }
+
+    /// Create a thread of task object `def` (`wake_up_new_task`).
+    pub(crate) fn fork_task(
+        &mut self,
+        def: usize,
+        parent: Option<TaskId>,
+        parent_cpu: CpuId,
+    ) -> TaskId {
+        let id = self.m.tasks.len();
+        let proc_idx = self.process_for(def);
+        let d = &self.wl.tasks[def];
+        let k = self.instance_counter[def];
+        self.instance_counter[def] += 1;
+        let name = if d.instances == 1 && k == 0 {
+            d.name.clone()
+        } else {
+            format!("{}-{}", d.name, k)
+        };
+        let attrs = self.attrs_of(def, 0);
+        let policy = attrs.policy.unwrap_or(self.wl.default_policy);
+        let nice = attrs.priority.unwrap_or(0);
+        let pid = if self.m.processes[proc_idx].threads.is_empty() {
+            self.m.processes[proc_idx].tgid
+        } else {
+            self.next_pid += 1;
+            self.next_pid
+        };
+        let tgid = self.m.processes[proc_idx].tgid;
+        self.m.processes[proc_idx].threads.push(id);
+        let group = self.group_of(def, &attrs);
+        let task = Task {
+            id,
+            name,
+            pid,
+            tgid,
+            def,
+            process: proc_idx,
+            policy,
+            nice,
+            custom_slice: attrs.dl_runtime.filter(|s| *s > 0),
+            weight: Self::weight_of(policy, nice),
+            affinity: self.cpuset_of(&attrs),
+            group,
+            state: TaskState::Runnable,
+            on_rq: OnRq::No,
+            cpu: parent_cpu,
+            last_run_start: 0,
+            last_run_end: 0,
+            prog: Prog {
+                phase_applied: true,
+                ..Prog::default()
+            },
+            own_timers: vec![],
+            created: self.m.now,
+            exited: None,
+            sleep_gen: 0,
+            waking_since: None,
+            runnable_since: None,
+        };
+        self.m.tasks.push(task);
+        self.m.stats.tasks.push(TaskStats::default());
+        self.task_start.push(self.m.now);
+        if !self.m.tasks[id].affinity.contains(parent_cpu) {
+            self.m.tasks[id].cpu = self.m.tasks[id].affinity.first().unwrap_or(0);
+        }
+        let c = self.class_of(id);
+        self.classes[c].task_fork(&mut self.m, id, parent);
+        let waker = Waker {
+            cpu: parent_cpu,
+            task: parent,
+        };
+        let prev = self.m.tasks[id].cpu;
+        let cpu = self.classes[c].select_task_rq(&mut self.m, id, prev, WakeFlags::FORK, waker);
+        self.m.tasks[id].cpu = cpu;
+        self.activate(id, cpu, EnqueueFlags::INITIAL);
+        self.m.trace(cpu, TraceEvent::WakeupNew { task: id });
+        self.wakeup_preempt(cpu, id, WakeFlags::FORK);
+        id
+    }
+
+    /// The current task `t` blocks until woken (its CPU reschedules).
+    pub(crate) fn block(&mut self, t: TaskId) {
+        let task = &mut self.m.tasks[t];
+        task.state = TaskState::Sleeping;
+        task.sleep_gen += 1;
+        let cpu = task.cpu;
+        self.m.resched(cpu);
+    }
+
+    /// The current task `t` sleeps until `until`.
+    pub(crate) fn sleep_until(&mut self, t: TaskId, until: Ns) {
+        self.block(t);
+        let gen = self.m.tasks[t].sleep_gen;
+        self.events
+            .push(until, crate::event::EventKind::Wake { task: t, gen });
+    }
+
+    /// The current task `t` exits.
+    pub(crate) fn exit_task(&mut self, t: TaskId) {
+        let cpu = self.m.tasks[t].cpu;
+        self.m.tasks[t].state = TaskState::Dead;
+        self.m.tasks[t].exited = Some(self.m.now);
+        self.m.trace(cpu, TraceEvent::Exit { task: t });
+        self.m.resched(cpu);
+        if self.m.tasks.iter().all(|x| x.exited.is_some())
+            && self.end.is_none_or(|e| e > self.m.now)
+        {
+            // rt-app ends when every thread has ended.
+            self.end = Some(self.m.now);
+            self.events.push(self.m.now, crate::event::EventKind::End);
+        }
+    }
+
+    /// Apply new scheduling attributes to the running task `t`
+    /// (`__sched_setscheduler`: dequeue SAVE, put, change, enqueue RESTORE, set).
+    pub(crate) fn change_running_task(&mut self, t: TaskId, f: impl FnOnce(&mut Task)) {
+        let cpu = self.m.tasks[t].cpu;
+        let c = self.class_of(t);
+        self.classes[c].dequeue_task(&mut self.m, cpu, t, DequeueFlags::SAVE | DequeueFlags::MOVE);
+        self.classes[c].put_prev_task(&mut self.m, cpu, t, None);
+        f(&mut self.m.tasks[t]);
+        self.classes[c].reweight_task(&mut self.m, t);
+        self.classes[c].enqueue_task(&mut self.m, cpu, t, EnqueueFlags::RESTORE);
+        self.classes[c].set_next_task(&mut self.m, cpu, t);
+        if !self.m.tasks[t].affinity.contains(cpu) {
+            let dst = self.m.tasks[t].affinity.first().unwrap_or(0);
+            self.m.rqs[cpu].active_balance_to = Some(dst);
+        }
+        self.m.resched(cpu);
+    }
+
+    /// Record a fatal run-time error; the run stops at this time.
+    pub(crate) fn fail(&mut self, e: super::SimError) {
+        if self.error.is_none() {
+            self.error = Some(e);
+        }
+        self.finished_at = Some(self.m.now);
+    }
+}

@@ -1,0 +1,317 @@
+//! The rt-app interpreter: what the current task does, event by event
+//! (../shared/formats.md §1.2 for each event's meaning).
+//!
+//! `step` runs zero-time events (locks, signals, forks, ...) until the task
+//! starts busy work (`run`, `runtime`), blocks, or exits. Busy work ends
+//! with a `SegmentEnd` event, and the task steps again.
+
+use super::{SimError, Simulator};
+use crate::class::Waker;
+use crate::clock::Ns;
+use crate::stats::Activation;
+use crate::task::{Busy, TaskId};
+use crate::workload::{Event, TimerMode};
+
+/// Zero-time steps at one instant before a task is declared stuck.
+const MAX_STEPS_AT_ONE_TIME: u64 = 1_000_000;
+
+impl Simulator {
+    /// Scale an rt-app `run` duration into reference work units.
+    fn run_work(&self, ns: Ns) -> u64 {
+        match self.ns_per_loop {
+            // rt-app: floor(t·1000 / pLoad) loops, each pLoad ns at full speed.
+            Some(p) => (ns / p) * p,
+            None => ns,
+        }
+    }
+
+    /// Current event of `t`, moving across phase and loop boundaries and
+    /// applying phase attributes. `None` when the program is finished.
+    fn current_event(&mut self, t: TaskId) -> Option<Event> {
+        let def = self.m.tasks[t].def;
+        loop {
+            let d = &self.wl.tasks[def];
+            let p = &self.m.tasks[t].prog;
+            if let Some(l) = d.loops {
+                if p.loops_done >= l {
+                    return None;
+                }
+            }
+            let phase = &d.phases[p.phase];
+            if p.event < phase.events.len() {
+                if !p.phase_applied {
+                    self.apply_phase_attrs(t);
+                }
+                let d = &self.wl.tasks[def];
+                let p = &self.m.tasks[t].prog;
+                return Some(d.phases[p.phase].events[p.event].clone());
+            }
+            let nphases = d.phases.len();
+            let phase_loops = phase.loops;
+            let p = &mut self.m.tasks[t].prog;
+            p.event = 0;
+            p.phase_loops_done += 1;
+            if p.phase_loops_done >= phase_loops {
+                p.phase_loops_done = 0;
+                p.phase += 1;
+                p.phase_applied = false;
+                if p.phase >= nphases {
+                    p.phase = 0;
+                    p.loops_done += 1;
+                    self.m.stats.tasks[t].loops_done = p.loops_done;
+                }
+            }
+        }
+    }
+
+    fn apply_phase_attrs(&mut self, t: TaskId) {
+        let (def, phase) = (self.m.tasks[t].def, self.m.tasks[t].prog.phase);
+        self.m.tasks[t].prog.phase_applied = true;
+        let a = self.attrs_of(def, phase);
+        let policy = a.policy.unwrap_or(self.wl.default_policy);
+        let nice = a.priority.unwrap_or(0);
+        let slice = a.dl_runtime.filter(|s| *s > 0);
+        let affinity = self.cpuset_of(&a);
+        let group = self.group_of(def, &a);
+        let weight = Self::weight_of(policy, nice);
+        let task = &self.m.tasks[t];
+        let same = task.policy == policy
+            && task.nice == nice
+            && task.custom_slice == slice
+            && task.affinity == affinity
+            && task.group == group;
+        if same {
+            return;
+        }
+        self.change_running_task(t, |task| {
+            task.policy = policy;
+            task.nice = nice;
+            task.weight = weight;
+            task.custom_slice = slice;
+            task.affinity = affinity;
+            task.group = group;
+        });
+    }
+
+    fn advance(&mut self, t: TaskId) {
+        self.m.tasks[t].prog.event += 1;
+    }
+
+    fn wake(&mut self, waker: TaskId, t: TaskId) {
+        let cpu = self.m.tasks[waker].cpu;
+        self.try_to_wake_up(
+            t,
+            Waker {
+                cpu,
+                task: Some(waker),
+            },
+        );
+    }
+
+    /// Take mutex `name` for `t`; false (and `t` blocked) if it is held.
+    fn try_lock(&mut self, t: TaskId, name: &str) -> bool {
+        let mx = self.sync.mutexes.entry(name.to_string()).or_default();
+        match mx.owner {
+            None => {
+                mx.owner = Some(t);
+                true
+            }
+            Some(_) => {
+                if !mx.waiters.contains(&t) {
+                    mx.waiters.push_back(t);
+                }
+                false
+            }
+        }
+    }
+
+    fn unlock(&mut self, t: TaskId, name: &str) {
+        let mx = self.sync.mutexes.entry(name.to_string()).or_default();
+        mx.owner = None;
+        if let Some(w) = mx.waiters.pop_front() {
+            self.wake(t, w);
+        }
+    }
+
+    /// rt-app `timer`: returns the time to sleep until, if any.
+    fn timer(&mut self, t: TaskId, name: &str, period: Ns, mode: TimerMode) -> Option<Ns> {
+        let now = self.m.now;
+        let start = self.task_start[t];
+        let own = name.starts_with("unique");
+        let prev = if own {
+            self.m.tasks[t]
+                .own_timers
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|x| x.1)
+        } else {
+            self.sync.timers.get(name).copied()
+        };
+        let mut next = prev.unwrap_or(start) + period;
+        let slack = next as i64 - now as i64;
+        self.m.stats.tasks[t]
+            .activations
+            .push(Activation { at: now, slack });
+        let wait = now < next;
+        if !wait && mode == TimerMode::Relative {
+            next = now;
+        }
+        if own {
+            let timers = &mut self.m.tasks[t].own_timers;
+            match timers.iter_mut().find(|(n, _)| n == name) {
+                Some(e) => e.1 = next,
+                None => timers.push((name.to_string(), next)),
+            }
+        } else {
+            self.sync.timers.insert(name.to_string(), next);
+        }
+        wait.then_some(next)
+    }
+
+    /// Run `t`'s program from where it is until it starts busy work,
+    /// blocks or exits. `t` is current on its CPU.
+    pub(crate) fn step(&mut self, t: TaskId) -> Result<(), SimError> {
+        let cpu = self.m.tasks[t].cpu;
+        if !self.m.tasks[t].prog.delay_done {
+            self.m.tasks[t].prog.delay_done = true;
+            let delay = self.wl.tasks[self.m.tasks[t].def].delay;
+            self.task_start[t] = self.m.now + delay;
+            if delay > 0 {
+                self.sleep_until(t, self.m.now + delay);
+                return Ok(());
+            }
+        }
+        loop {
+            if self.m.now != self.last_step_time {
+                self.last_step_time = self.m.now;
+                self.steps_without_time = 0;
+            }
+            self.steps_without_time += 1;
+            if self.steps_without_time > MAX_STEPS_AT_ONE_TIME {
+                return Err(SimError::Runtime(format!(
+                    "{}: task {} keeps executing events without consuming time at t={} ns (add a run, sleep or timer to its loop)",
+                    self.wl.source, self.m.tasks[t].name, self.m.now
+                )));
+            }
+            if let Some(mx) = self.m.tasks[t].prog.relock.clone() {
+                if !self.try_lock(t, &mx) {
+                    self.block(t);
+                    return Ok(());
+                }
+                self.m.tasks[t].prog.relock = None;
+            }
+            if self.m.tasks[t].prog.busy.is_some() {
+                self.start_segment(cpu, self.m.rqs[cpu].seg_start.saturating_sub(self.m.now));
+                return Ok(());
+            }
+            let Some(ev) = self.current_event(t) else {
+                self.exit_task(t);
+                return Ok(());
+            };
+            match ev {
+                Event::Run(ns) => {
+                    self.advance(t);
+                    let w = self.run_work(ns);
+                    if w > 0 {
+                        self.m.tasks[t].prog.busy = Some(Busy::Work(w));
+                    }
+                }
+                Event::Runtime(ns) => {
+                    self.advance(t);
+                    if ns > 0 {
+                        self.m.tasks[t].prog.busy = Some(Busy::Until(self.m.now + ns));
+                    }
+                }
+                Event::Sleep(ns) => {
+                    self.advance(t);
+                    self.sleep_until(t, self.m.now + ns);
+                    return Ok(());
+                }
+                Event::Timer { name, period, mode } => {
+                    self.advance(t);
+                    if let Some(until) = self.timer(t, &name, period, mode) {
+                        self.sleep_until(t, until);
+                        return Ok(());
+                    }
+                }
+                Event::Yield => {
+                    self.advance(t);
+                    let c = self.class_of(t);
+                    self.classes[c].yield_task(&mut self.m, cpu);
+                    self.m.resched(cpu);
+                    return Ok(());
+                }
+                Event::Lock(mx) => {
+                    if !self.try_lock(t, &mx) {
+                        self.block(t);
+                        return Ok(());
+                    }
+                    self.advance(t);
+                }
+                Event::Unlock(mx) => {
+                    self.advance(t);
+                    self.unlock(t, &mx);
+                }
+                Event::Wait { cond, mutex } => {
+                    self.advance(t);
+                    self.unlock(t, &mutex);
+                    self.m.tasks[t].prog.relock = Some(mutex);
+                    self.sync.conds.entry(cond).or_default().push_back(t);
+                    self.block(t);
+                    return Ok(());
+                }
+                Event::Signal(cond) => {
+                    self.advance(t);
+                    if let Some(w) = self.sync.conds.get_mut(&cond).and_then(|q| q.pop_front()) {
+                        self.wake(t, w);
+                    }
+                }
+                Event::Broad(cond) => {
+                    self.advance(t);
+                    let ws: Vec<TaskId> = self
+                        .sync
+                        .conds
+                        .get_mut(&cond)
+                        .map(|q| q.drain(..).collect())
+                        .unwrap_or_default();
+                    for w in ws {
+                        self.wake(t, w);
+                    }
+                }
+                Event::Barrier(b) => {
+                    self.advance(t);
+                    let bar = self.sync.barriers.entry(b).or_default();
+                    bar.waiting.push(t);
+                    if bar.waiting.len() >= bar.parties.max(1) {
+                        let ws: Vec<TaskId> = bar.waiting.drain(..).filter(|w| *w != t).collect();
+                        for w in ws {
+                            self.wake(t, w);
+                        }
+                    } else {
+                        self.block(t);
+                        return Ok(());
+                    }
+                }
+                Event::Suspend(name) => {
+                    self.advance(t);
+                    self.sync.suspended.entry(name).or_default().push(t);
+                    self.block(t);
+                    return Ok(());
+                }
+                Event::Resume(name) => {
+                    self.advance(t);
+                    let ws = self.sync.suspended.remove(&name).unwrap_or_default();
+                    for w in ws {
+                        self.wake(t, w);
+                    }
+                }
+                Event::Fork(name) => {
+                    self.advance(t);
+                    if let Some(def) = self.wl.tasks.iter().position(|d| d.name == name) {
+                        self.fork_task(def, Some(t), cpu);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,492 @@
+//! The simulation engine: builds a [`Machine`] from a workload and a
+//! configuration, then runs the event loop.
+//!
+//! * [`core`]: scheduling mechanics (`__schedule`, `try_to_wake_up`,
+//!   migration, fork and exit), the counterpart of kernel/sched/core.c.
+//! * [`exec`]: the rt-app interpreter: what a task does while it runs.
+//! * [`sync`]: mutexes, conditions, barriers and timers.
+
+pub mod core;
+pub mod exec;
+pub mod sync;
+
+use crate::class::fair::tunables::{FairParams, Version};
+use crate::class::fair::weights::{nice_to_weight, WEIGHT_IDLEPRIO};
+use crate::class::fair::Fair;
+use crate::class::SchedClass;
+use crate::clock::Ns;
+use crate::config::{SchedulerKind, SimConfig, TunableSet};
+use crate::cpuset::CpuSet;
+use crate::event::{EventKind, EventQueue};
+use crate::machine::{Machine, Process, TaskGroup};
+use crate::metrics::{self, RunResult};
+use crate::rng::Rng;
+use crate::runqueue::Rq;
+use crate::stats::Stats;
+use crate::topology::TopologyBuilder;
+use crate::trace::Trace;
+use crate::workload::{Attrs, Calibration, Event, Policy, Workload, WorkloadError};
+use sync::SyncState;
+
+/// Why a simulation could not be built or run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SimError {
+    /// The workload is invalid for this run.
+    Workload(WorkloadError),
+    /// The configuration is invalid.
+    Config(String),
+    /// The workload misbehaves at run time (e.g. loops without consuming time).
+    Runtime(String),
+}
+
+impl std::fmt::Display for SimError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SimError::Workload(e) => write!(f, "{e}"),
+            SimError::Config(s) | SimError::Runtime(s) => f.write_str(s),
+        }
+    }
+}
+
+impl std::error::Error for SimError {}
+
+impl From<WorkloadError> for SimError {
+    fn from(e: WorkloadError) -> Self {
+        SimError::Workload(e)
+    }
+}
+
+/// A running simulation.
+pub struct Simulator {
+    /// Machine state.
+    pub m: Machine,
+    /// The class stack, highest priority first.
+    pub classes: Vec<Box<dyn SchedClass>>,
+    /// The workload.
+    pub wl: Workload,
+    /// Configuration.
+    pub cfg: SimConfig,
+    /// Effective tunables.
+    pub tunables: TunableSet,
+    events: EventQueue,
+    sync: SyncState,
+    end: Option<Ns>,
+    finished_at: Option<Ns>,
+    cs_cost: Ns,
+    mig_cost: Ns,
+    calib_rate: (u64, u64),
+    ns_per_loop: Option<u64>,
+    instance_counter: Vec<u32>,
+    next_pid: u32,
+    autogroup: bool,
+    autogroups: Vec<(String, usize)>,
+    steps_without_time: u64,
+    last_step_time: Ns,
+    task_start: Vec<Ns>,
+    error: Option<SimError>,
+}
+
+fn policy_path(wl: &Workload, ti: usize, phase: Option<usize>) -> String {
+    let t = &wl.tasks[ti];
+    match phase {
+        Some(p) if !(t.phases.len() == 1 && t.phases[0].name == t.name) => {
+            format!("tasks.{}.phases.{}", t.name, t.phases[p].name)
+        }
+        _ => format!("tasks.{}", t.name),
+    }
+}
+
+impl Simulator {
+    /// Build a simulation of `wl` under `cfg`.
+    pub fn new(wl: Workload, cfg: SimConfig) -> Result<Self, SimError> {
+        let tunables = cfg.scheduler.tunables(&cfg.set).map_err(SimError::Config)?;
+        if !(1..=10_000).contains(&cfg.hz) {
+            return Err(SimError::Config(format!(
+                "hz must be 1..=10000, got {}",
+                cfg.hz
+            )));
+        }
+        let llc = if cfg.cpus_per_llc == 0 {
+            cfg.cpus
+        } else {
+            cfg.cpus_per_llc
+        };
+        let topo = TopologyBuilder::new(cfg.cpus)
+            .smt(cfg.smt)
+            .cpus_per_llc(llc)
+            .build()
+            .map_err(|e| SimError::Config(e.0))?;
+        Self::validate(&wl, cfg.cpus)?;
+        let end = cfg.duration.or(wl.duration);
+        if end.is_none() && wl.runs_forever() {
+            return Err(SimError::Config(format!(
+                "{}: some task loops forever (\"loop\": -1 is rt-app's default); set global.duration or pass --duration",
+                wl.source
+            )));
+        }
+        let (calib_rate, ns_per_loop) = match wl.calibration {
+            Calibration::Cpu(c) if c < cfg.cpus => (topo.rate(c), None),
+            Calibration::Cpu(c) => {
+                return Err(SimError::Workload(WorkloadError::at(
+                    &wl.source,
+                    "global.calibration",
+                    format!("CPU{c} does not exist on a {}-CPU machine", cfg.cpus),
+                )))
+            }
+            Calibration::NsPerLoop(n) => ((1, 1), Some(n)),
+        };
+        let autogroup = tunables.get("autogroup").unwrap_or(0) != 0;
+        let m = Machine {
+            now: 0,
+            hz: cfg.hz,
+            tasks: vec![],
+            processes: vec![],
+            groups: vec![TaskGroup {
+                path: "/".into(),
+                parent: None,
+                shares: 1024,
+            }],
+            rqs: vec![Rq::default(); cfg.cpus],
+            rng: Rng::new(cfg.seed),
+            stats: Stats::default(),
+            trace: cfg.trace.then(Trace::default),
+            migrations: vec![],
+            topo,
+        };
+        let mut sim = Simulator {
+            m,
+            classes: vec![],
+            cs_cost: tunables.get("context_switch_ns").unwrap_or(0) as Ns,
+            mig_cost: tunables.get("migration_ns").unwrap_or(0) as Ns,
+            tunables,
+            events: EventQueue::default(),
+            sync: SyncState::default(),
+            end,
+            finished_at: None,
+            calib_rate,
+            ns_per_loop,
+            instance_counter: vec![0; wl.tasks.len()],
+            next_pid: 1000,
+            autogroup,
+            autogroups: vec![],
+            steps_without_time: 0,
+            last_step_time: 0,
+            task_start: vec![],
+            error: None,
+            cfg,
+            wl,
+        };
+        sim.build_groups();
+        if sim.autogroup {
+            sim.build_autogroups();
+        }
+        let version = match sim.cfg.scheduler {
+            SchedulerKind::Eevdf => Version::Eevdf,
+            SchedulerKind::Cfs => Version::Cfs,
+        };
+        let params = FairParams::new(version, &sim.tunables, sim.cfg.cpus);
+        if version == Version::Cfs && sim.uses_custom_slice() {
+            sim.wl.warnings.push(
+                "dl-runtime on a fair policy requests a custom slice, which Linux 6.1 (cfs) ignores".into(),
+            );
+        }
+        sim.classes.push(Box::new(Fair::new(params, &sim.m)));
+        sim.init_barriers();
+        sim.start();
+        Ok(sim)
+    }
+
+    fn uses_custom_slice(&self) -> bool {
+        self.wl.tasks.iter().any(|t| {
+            t.attrs.dl_runtime.is_some() || t.phases.iter().any(|p| p.attrs.dl_runtime.is_some())
+        })
+    }
+
+    fn validate(wl: &Workload, cpus: usize) -> Result<(), SimError> {
+        let check = |a: &Attrs, path: String| -> Result<(), SimError> {
+            let p = a.policy.unwrap_or(wl.default_policy);
+            if !p.is_fair() {
+                return Err(WorkloadError::at(
+                    &wl.source,
+                    &format!("{path}.policy"),
+                    format!("{} is not supported yet: the simulator has only the fair class until the real-time classes land", p.name()),
+                )
+                .into());
+            }
+            if let Some(c) = a.cpus.as_ref().and_then(|v| v.iter().find(|c| **c >= cpus)) {
+                return Err(WorkloadError::at(
+                    &wl.source,
+                    &format!("{path}.cpus"),
+                    format!(
+                        "CPU {c} does not exist on a {cpus}-CPU machine (expected 0..={})",
+                        cpus - 1
+                    ),
+                )
+                .into());
+            }
+            Ok(())
+        };
+        if !wl.default_policy.is_fair() {
+            return Err(WorkloadError::at(
+                &wl.source,
+                "global.default_policy",
+                format!("{} is not supported yet: the simulator has only the fair class until the real-time classes land", wl.default_policy.name()),
+            )
+            .into());
+        }
+        for (ti, t) in wl.tasks.iter().enumerate() {
+            check(&t.attrs, policy_path(wl, ti, None))?;
+            for (pi, ph) in t.phases.iter().enumerate() {
+                check(&t.attrs.overlay(&ph.attrs), policy_path(wl, ti, Some(pi)))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Task groups: declared cgroups (with their ancestors), then one
+    /// autogroup per process when autogroup is on.
+    fn build_groups(&mut self) {
+        let mut paths: Vec<String> = self.wl.taskgroups.iter().map(|g| g.path.clone()).collect();
+        for t in &self.wl.tasks {
+            for a in std::iter::once(&t.attrs).chain(t.phases.iter().map(|p| &p.attrs)) {
+                if let Some(g) = &a.taskgroup {
+                    if g != "/" && !paths.contains(g) {
+                        paths.push(g.clone());
+                    }
+                }
+            }
+        }
+        for p in paths {
+            self.group_id(&p);
+        }
+    }
+
+    /// One autogroup per process (`autogroup.c`): as if every process had
+    /// been started in its own session with `setsid()`.
+    fn build_autogroups(&mut self) {
+        for t in &self.wl.tasks {
+            if self.autogroups.iter().any(|(p, _)| *p == t.process) {
+                continue;
+            }
+            self.m.groups.push(TaskGroup {
+                path: format!("/autogroup-{}", self.autogroups.len() + 1),
+                parent: Some(0),
+                shares: 1024,
+            });
+            self.autogroups
+                .push((t.process.clone(), self.m.groups.len() - 1));
+        }
+    }
+
+    /// Group of a task object's thread in a phase: its cgroup, else its
+    /// process's autogroup, else the root (autogroup.c: only tasks of the
+    /// root cgroup use their autogroup).
+    pub(crate) fn group_of(&self, def: usize, a: &Attrs) -> usize {
+        match a.taskgroup.as_deref() {
+            Some(g) if g != "/" => self.m.groups.iter().position(|x| x.path == g).unwrap_or(0),
+            _ => {
+                let proc_name = &self.wl.tasks[def].process;
+                self.autogroups
+                    .iter()
+                    .find(|(p, _)| p == proc_name)
+                    .map_or(0, |x| x.1)
+            }
+        }
+    }
+
+    /// Index of the group at `path`, creating it and its ancestors.
+    fn group_id(&mut self, path: &str) -> usize {
+        if path == "/" || path.is_empty() {
+            return 0;
+        }
+        if let Some(i) = self.m.groups.iter().position(|g| g.path == path) {
+            return i;
+        }
+        let parent_path = match path.rfind('/') {
+            Some(0) | None => "/".to_string(),
+            Some(i) => path[..i].to_string(),
+        };
+        let parent = self.group_id(&parent_path);
+        let shares = self
+            .wl
+            .taskgroups
+            .iter()
+            .find(|g| g.path == path)
+            .map_or(1024, |g| g.shares);
+        self.m.groups.push(TaskGroup {
+            path: path.to_string(),
+            parent: Some(parent),
+            shares,
+        });
+        self.m.groups.len() - 1
+    }
+
+    fn init_barriers(&mut self) {
+        for t in &self.wl.tasks {
+            for ph in &t.phases {
+                for e in &ph.events {
+                    if let Event::Barrier(b) = e {
+                        self.sync.barriers.entry(b.clone()).or_default().parties +=
+                            t.instances as usize;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Create the initial threads and the first ticks.
+    fn start(&mut self) {
+        let tick = self.m.tick_ns();
+        for cpu in 0..self.m.nr_cpus() {
+            self.events.push(tick, EventKind::Tick(cpu));
+        }
+        if let Some(end) = self.end {
+            self.events.push(end, EventKind::End);
+        }
+        for d in 0..self.wl.tasks.len() {
+            for _ in 0..self.wl.tasks[d].instances {
+                self.fork_task(d, None, 0);
+            }
+        }
+        self.process_pending();
+    }
+
+    /// Process of a new thread of task object `def`, created on first use.
+    fn process_for(&mut self, def: usize) -> usize {
+        let name = self.wl.tasks[def].process.clone();
+        if let Some(i) = self.m.processes.iter().position(|p| p.name == name) {
+            return i;
+        }
+        self.next_pid += 1;
+        self.m.processes.push(Process {
+            name,
+            tgid: self.next_pid,
+            threads: vec![],
+        });
+        self.m.processes.len() - 1
+    }
+
+    /// Weight of a fair task (`set_load_weight`).
+    pub(crate) fn weight_of(policy: Policy, nice: i32) -> u64 {
+        if policy == Policy::Idle {
+            WEIGHT_IDLEPRIO
+        } else {
+            nice_to_weight(nice)
+        }
+    }
+
+    /// Effective attributes of a task object in a phase.
+    pub(crate) fn attrs_of(&self, def: usize, phase: usize) -> Attrs {
+        let d = &self.wl.tasks[def];
+        d.attrs.overlay(&d.phases[phase].attrs)
+    }
+
+    pub(crate) fn cpuset_of(&self, a: &Attrs) -> CpuSet {
+        match &a.cpus {
+            Some(v) => {
+                let mut s = CpuSet::empty();
+                for c in v {
+                    s.insert(*c);
+                }
+                s
+            }
+            None => self.m.topo.all(),
+        }
+    }
+
+    /// Run until simulated time `limit` (or the end). Returns true when the
+    /// run is over.
+    pub fn run_until(&mut self, limit: Ns) -> Result<bool, SimError> {
+        while let Some(t) = self.events.peek_time() {
+            if t > limit || self.finished_at.is_some() {
+                break;
+            }
+            let Some(ev) = self.events.pop() else { break };
+            self.m.now = ev.time;
+            self.m.stats.events += 1;
+            self.handle(ev.kind)?;
+            self.process_pending();
+            if let Some(e) = self.error.take() {
+                return Err(e);
+            }
+        }
+        Ok(self.is_done())
+    }
+
+    /// Whether the run is over.
+    pub fn is_done(&self) -> bool {
+        self.finished_at.is_some() || self.events.peek_time().is_none()
+    }
+
+    /// Time the run ends (or is expected to end), for progress reporting.
+    pub fn end_time(&self) -> Option<Ns> {
+        self.end
+    }
+
+    /// Run to completion and collect the result.
+    pub fn run(mut self) -> Result<RunResult, SimError> {
+        self.run_until(Ns::MAX)?;
+        Ok(self.finish())
+    }
+
+    fn handle(&mut self, ev: EventKind) -> Result<(), SimError> {
+        match ev {
+            EventKind::Tick(cpu) => self.tick(cpu),
+            EventKind::SegmentEnd { cpu, gen } => {
+                if self.m.rqs[cpu].seg_gen == gen {
+                    if let Some(t) = self.m.rqs[cpu].curr {
+                        self.settle(cpu);
+                        self.m.tasks[t].prog.busy = None;
+                        self.step(t)?;
+                    }
+                }
+            }
+            EventKind::Wake { task, gen } => {
+                if self.m.tasks[task].sleep_gen == gen {
+                    let cpu = self.m.tasks[task].cpu;
+                    self.try_to_wake_up(task, crate::class::Waker { cpu, task: None });
+                }
+            }
+            EventKind::End => self.finished_at = Some(self.m.now),
+        }
+        Ok(())
+    }
+
+    fn tick(&mut self, cpu: usize) {
+        if let Some(t) = self.m.rqs[cpu].curr {
+            let c = self.class_of(t);
+            self.classes[c].task_tick(&mut self.m, cpu, t);
+        }
+        for c in 0..self.classes.len() {
+            self.classes[c].tick_balance(&mut self.m, cpu);
+        }
+        let all_dead = !self.m.tasks.is_empty() && self.m.tasks.iter().all(|t| t.exited.is_some());
+        if all_dead {
+            self.finished_at = Some(self.m.now);
+            return;
+        }
+        self.events
+            .push(self.m.now + self.m.tick_ns(), EventKind::Tick(cpu));
+    }
+
+    /// Finish accounting and build the result.
+    pub fn finish(mut self) -> RunResult {
+        let end = self.finished_at.unwrap_or(self.m.now);
+        self.m.now = end;
+        for cpu in 0..self.m.nr_cpus() {
+            self.settle(cpu);
+            if let Some(t) = self.m.rqs[cpu].curr {
+                let ran = end - self.m.rqs[cpu].curr_since;
+                self.m.stats.tasks[t].cpu_time += ran;
+                self.m.rqs[cpu].busy_ns += ran;
+                self.m.rqs[cpu].curr_since = end;
+            }
+        }
+        for t in 0..self.m.tasks.len() {
+            if let Some(since) = self.m.tasks[t].runnable_since.take() {
+                self.m.stats.tasks[t].wait_time += end - since;
+            }
+        }
+        metrics::collect(&self.m, &self.wl, &self.cfg, &self.tunables, end)
+    }
+}

@@ -1,0 +1,122 @@
+//! The shared state of a simulated machine: clock, topology, tasks, per-CPU
+//! run queues, task groups, statistics and trace. Classes get `&mut Machine`
+//! in every hook and change engine-owned state only through the methods
+//! below (class/mod.rs, "Contract").
+
+use crate::clock::{tick_ns, Ns};
+use crate::cpuset::CpuId;
+use crate::rng::Rng;
+use crate::runqueue::Rq;
+use crate::stats::Stats;
+use crate::task::{OnRq, Task, TaskId};
+use crate::topology::Topology;
+use crate::trace::{Trace, TraceEvent};
+
+/// A task group (cgroup with `cpu.shares`, or an autogroup).
+#[derive(Debug, Clone)]
+pub struct TaskGroup {
+    /// cgroup path (`/` for the root, `/autogroup-N` for autogroups).
+    pub path: String,
+    /// Parent group, `None` for the root.
+    pub parent: Option<usize>,
+    /// `tg->shares` (1024 = one nice-0 task).
+    pub shares: u64,
+}
+
+/// A process: a thread group.
+#[derive(Debug, Clone)]
+pub struct Process {
+    /// Name (the workload's `process` key).
+    pub name: String,
+    /// Thread-group id.
+    pub tgid: u32,
+    /// Threads, in creation order.
+    pub threads: Vec<TaskId>,
+}
+
+/// Why a task is moved between CPUs (for statistics).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MigrationKind {
+    /// Load balancing moved a queued task.
+    Balance,
+    /// Active balance pushes the running task.
+    Active,
+}
+
+/// A class asks the engine to move a queued task to another CPU.
+#[derive(Debug, Clone, Copy)]
+pub struct MigrationRequest {
+    /// Task to move.
+    pub task: TaskId,
+    /// Destination CPU.
+    pub dst: CpuId,
+    /// Why.
+    pub kind: MigrationKind,
+}
+
+/// Simulated machine state shared by the engine and the classes.
+#[derive(Debug)]
+pub struct Machine {
+    /// Current simulated time.
+    pub now: Ns,
+    /// CPUs.
+    pub topo: Topology,
+    /// Tick frequency.
+    pub hz: u32,
+    /// All tasks ever created, by id.
+    pub tasks: Vec<Task>,
+    /// Processes, by index.
+    pub processes: Vec<Process>,
+    /// Task groups; index 0 is the root group.
+    pub groups: Vec<TaskGroup>,
+    /// Per-CPU run queues.
+    pub rqs: Vec<Rq>,
+    /// The run's only random number generator.
+    pub rng: Rng,
+    /// Statistics being collected.
+    pub stats: Stats,
+    /// Trace recorder, if tracing is on.
+    pub trace: Option<Trace>,
+    /// Migrations requested by classes, carried out by the engine.
+    pub migrations: Vec<MigrationRequest>,
+}
+
+impl Machine {
+    /// Length of a tick.
+    pub fn tick_ns(&self) -> Ns {
+        tick_ns(self.hz)
+    }
+
+    /// Number of CPUs.
+    pub fn nr_cpus(&self) -> usize {
+        self.rqs.len()
+    }
+
+    /// Ask for `cpu` to reschedule as soon as the current event is handled
+    /// (`resched_curr`).
+    pub fn resched(&mut self, cpu: CpuId) {
+        self.rqs[cpu].need_resched = true;
+    }
+
+    /// Ask the engine to move queued (not current) task `task` to `dst`.
+    pub fn request_migration(&mut self, task: TaskId, dst: CpuId, kind: MigrationKind) {
+        self.migrations.push(MigrationRequest { task, dst, kind });
+    }
+
+    /// A class completed the delayed dequeue of `t`: it is no longer queued.
+    pub fn note_delayed_dequeue_done(&mut self, t: TaskId) {
+        self.tasks[t].on_rq = OnRq::No;
+    }
+
+    /// `available_idle_cpu`: nothing runs and nothing is queued.
+    pub fn is_idle(&self, cpu: CpuId) -> bool {
+        self.rqs[cpu].curr.is_none() && self.rqs[cpu].nr_running == 0
+    }
+
+    /// Record a trace event if tracing is on.
+    pub fn trace(&mut self, cpu: CpuId, ev: TraceEvent) {
+        if let Some(t) = self.trace.as_mut() {
+            t.push(self.now, cpu, ev);
+        }
+    }
+}

@@ -1,0 +1,345 @@
+//! The reported metrics: one serialisable structure per run, every field
+//! described (scx_stats style). Names follow schbench/cyclictest
+//! vocabulary; times are µs.
+
+use crate::clock::{to_us, Ns};
+use crate::config::{SimConfig, TunableSet};
+use crate::machine::Machine;
+use crate::trace::{TaskInfo, TraceData};
+use crate::workload::Workload;
+use serde::Serialize;
+
+/// Declares a struct whose field doc comments double as run-time
+/// descriptions (`FIELDS`), so reports and the Python API can explain every
+/// number.
+macro_rules! described {
+    ($(#[$m:meta])* pub struct $name:ident { $( #[doc = $d:literal] pub $f:ident : $t:ty, )* }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Serialize)]
+        pub struct $name { $( #[doc = $d] pub $f: $t, )* }
+        impl $name {
+            /// (field, description) for every field.
+            pub const FIELDS: &'static [(&'static str, &'static str)] = &[ $( (stringify!($f), $d.trim_ascii()) ),* ];
+        }
+    };
+}
+
+described! {
+    /// Metrics of one task (thread).
+    pub struct TaskMetrics {
+        /// Thread name (comm).
+        pub name: String,
+        /// Task object in the workload file.
+        pub task: String,
+        /// Process name (workload `process` key).
+        pub process: String,
+        /// Thread id.
+        pub pid: u32,
+        /// Process id (thread-group id).
+        pub tgid: u32,
+        /// Scheduling policy at the end of the run.
+        pub policy: String,
+        /// Nice value at the end of the run.
+        pub nice: i32,
+        /// Task group (cgroup path or autogroup).
+        pub group: String,
+        /// Time spent running on a CPU, µs.
+        pub cpu_time_us: f64,
+        /// CPU time divided by the run's duration (1.0 = one full CPU).
+        pub cpu_share: f64,
+        /// Time runnable but waiting for a CPU (run-queue delay), µs.
+        pub wait_time_us: f64,
+        /// Number of wakeups whose latency was measured.
+        pub wakeups: u64,
+        /// Wakeup latency (sched_waking to running) minimum, µs.
+        pub wakeup_latency_min_us: f64,
+        /// Wakeup latency mean, µs.
+        pub wakeup_latency_avg_us: f64,
+        /// Wakeup latency maximum, µs.
+        pub wakeup_latency_max_us: f64,
+        /// Wakeup latency 50th percentile, µs (HDR histogram, 3 significant digits).
+        pub wakeup_latency_p50_us: f64,
+        /// Wakeup latency 90th percentile, µs.
+        pub wakeup_latency_p90_us: f64,
+        /// Wakeup latency 99th percentile, µs.
+        pub wakeup_latency_p99_us: f64,
+        /// Wakeup latency 99.9th percentile, µs.
+        pub wakeup_latency_p99_9_us: f64,
+        /// Voluntary context switches (the task blocked).
+        pub nvcsw: u64,
+        /// Involuntary context switches (preempted while runnable).
+        pub nivcsw: u64,
+        /// CPU changes.
+        pub migrations: u64,
+        /// rt-app `run` work completed, µs at the calibration CPU's speed.
+        pub work_done_us: f64,
+        /// Completed iterations of the task's phase list.
+        pub loops_done: u64,
+        /// Creation time, µs from the start.
+        pub created_us: f64,
+        /// Creation to exit, µs; null if still alive at the end.
+        pub turnaround_us: Option<f64>,
+        /// Timer activations (rt-app `timer` events reached).
+        pub activations: u64,
+        /// Activations reached after their deadline (negative slack).
+        pub missed_activations: u64,
+        /// Smallest slack before an activation, µs (negative = overrun).
+        pub slack_min_us: Option<f64>,
+        /// Mean slack, µs.
+        pub slack_avg_us: Option<f64>,
+        /// Largest slack, µs.
+        pub slack_max_us: Option<f64>,
+        /// CPU at the end of the run.
+        pub cpu: usize,
+    }
+}
+
+described! {
+    /// Metrics of one CPU.
+    pub struct CpuMetrics {
+        /// CPU index.
+        pub cpu: usize,
+        /// Time running a task, µs.
+        pub busy_us: f64,
+        /// Time idle, µs.
+        pub idle_us: f64,
+        /// busy / duration.
+        pub utilisation: f64,
+        /// Context switches on this CPU (rq->nr_switches).
+        pub context_switches: u64,
+    }
+}
+
+described! {
+    /// Metrics of a whole run.
+    pub struct RunMetrics {
+        /// Scheduler name.
+        pub scheduler: String,
+        /// Number of CPUs.
+        pub cpus: usize,
+        /// Tick frequency.
+        pub hz: u32,
+        /// RNG seed.
+        pub seed: u64,
+        /// Simulated duration, µs.
+        pub duration_us: f64,
+        /// Events processed by the engine (ticks, segment ends, timer wakeups).
+        pub events: u64,
+        /// Context switches on all CPUs.
+        pub context_switches: u64,
+        /// Context switches per second of simulated time (all CPUs).
+        pub context_switches_per_sec: f64,
+        /// Context switches per second per CPU.
+        pub context_switches_per_sec_per_cpu: f64,
+        /// CPU changes of all tasks.
+        pub migrations: u64,
+        /// Migrations done by load balancing.
+        pub balance_migrations: u64,
+        /// Successful wakeups.
+        pub wakeups: u64,
+        /// Jain's fairness index of CPU time over `fairness_tasks` (1 = equal).
+        pub jain_fairness: f64,
+        /// Tasks entering Jain's index (all tasks unless chosen).
+        pub fairness_tasks: Vec<String>,
+        /// Effective tunables.
+        pub tunables: TunableSet,
+        /// Workload keys accepted without effect, and similar notes.
+        pub warnings: Vec<String>,
+        /// Per task.
+        pub tasks: Vec<TaskMetrics>,
+        /// Per CPU.
+        pub cpu: Vec<CpuMetrics>,
+    }
+}
+
+/// Everything a run produces.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    /// Metrics.
+    pub metrics: RunMetrics,
+    /// Every timer activation: (task index, time µs, slack µs).
+    pub activations: Vec<(usize, f64, f64)>,
+    /// Trace, if recorded.
+    pub trace: Option<TraceData>,
+}
+
+/// Jain's fairness index (Σx)² / (n·Σx²).
+pub fn jain(xs: &[f64]) -> f64 {
+    let n = xs.len() as f64;
+    let s: f64 = xs.iter().sum();
+    let s2: f64 = xs.iter().map(|x| x * x).sum();
+    if n == 0.0 || s2 == 0.0 {
+        1.0
+    } else {
+        s * s / (n * s2)
+    }
+}
+
+/// Build the result from the final machine state.
+pub fn collect(
+    m: &Machine,
+    wl: &Workload,
+    cfg: &SimConfig,
+    tun: &TunableSet,
+    end: Ns,
+) -> RunResult {
+    let dur = end.max(1);
+    let mut tasks = vec![];
+    let mut activations = vec![];
+    for (i, t) in m.tasks.iter().enumerate() {
+        let s = &m.stats.tasks[i];
+        let wl_lat = &s.wakeup_latency;
+        let q = |x: f64| to_us(wl_lat.quantile(x));
+        let slacks: Vec<f64> = s
+            .activations
+            .iter()
+            .map(|a| a.slack as f64 / 1000.0)
+            .collect();
+        for a in &s.activations {
+            activations.push((i, to_us(a.at), a.slack as f64 / 1000.0));
+        }
+        let nslack = slacks.len();
+        tasks.push(TaskMetrics {
+            name: t.name.clone(),
+            task: wl.tasks[t.def].name.clone(),
+            process: m.processes[t.process].name.clone(),
+            pid: t.pid,
+            tgid: t.tgid,
+            policy: t.policy.name().to_string(),
+            nice: t.nice,
+            group: m.groups[t.group].path.clone(),
+            cpu_time_us: to_us(s.cpu_time),
+            cpu_share: s.cpu_time as f64 / dur as f64,
+            wait_time_us: to_us(s.wait_time),
+            wakeups: wl_lat.count,
+            wakeup_latency_min_us: to_us(wl_lat.min),
+            wakeup_latency_avg_us: wl_lat.mean() / 1000.0,
+            wakeup_latency_max_us: to_us(wl_lat.max),
+            wakeup_latency_p50_us: q(0.5),
+            wakeup_latency_p90_us: q(0.9),
+            wakeup_latency_p99_us: q(0.99),
+            wakeup_latency_p99_9_us: q(0.999),
+            nvcsw: s.nvcsw,
+            nivcsw: s.nivcsw,
+            migrations: s.migrations,
+            work_done_us: to_us(s.work_done),
+            loops_done: s.loops_done,
+            created_us: to_us(t.created),
+            turnaround_us: t.exited.map(|e| to_us(e - t.created)),
+            activations: nslack as u64,
+            missed_activations: slacks.iter().filter(|x| **x < 0.0).count() as u64,
+            slack_min_us: slacks.iter().copied().reduce(f64::min),
+            slack_avg_us: (nslack > 0).then(|| slacks.iter().sum::<f64>() / nslack as f64),
+            slack_max_us: slacks.iter().copied().reduce(f64::max),
+            cpu: t.cpu,
+        });
+    }
+    let cpu: Vec<CpuMetrics> = m
+        .rqs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| CpuMetrics {
+            cpu: i,
+            busy_us: to_us(r.busy_ns),
+            idle_us: to_us(dur - r.busy_ns.min(dur)),
+            utilisation: r.busy_ns as f64 / dur as f64,
+            context_switches: r.nr_switches,
+        })
+        .collect();
+    let fairness_tasks: Vec<String> = if cfg.fairness_tasks.is_empty() {
+        tasks.iter().map(|t| t.name.clone()).collect()
+    } else {
+        tasks
+            .iter()
+            .filter(|t| {
+                cfg.fairness_tasks
+                    .iter()
+                    .any(|n| *n == t.name || *n == t.task)
+            })
+            .map(|t| t.name.clone())
+            .collect()
+    };
+    let xs: Vec<f64> = tasks
+        .iter()
+        .filter(|t| fairness_tasks.contains(&t.name))
+        .map(|t| t.cpu_time_us)
+        .collect();
+    let cs: u64 = m.rqs.iter().map(|r| r.nr_switches).sum();
+    let secs = dur as f64 / 1e9;
+    let metrics = RunMetrics {
+        scheduler: cfg.scheduler.info().name.to_string(),
+        cpus: m.nr_cpus(),
+        hz: m.hz,
+        seed: cfg.seed,
+        duration_us: to_us(dur),
+        events: m.stats.events,
+        context_switches: cs,
+        context_switches_per_sec: cs as f64 / secs,
+        context_switches_per_sec_per_cpu: cs as f64 / secs / m.nr_cpus() as f64,
+        migrations: m.stats.tasks.iter().map(|s| s.migrations).sum(),
+        balance_migrations: m.stats.balance_migrations,
+        wakeups: m.stats.wakeups,
+        jain_fairness: jain(&xs),
+        fairness_tasks,
+        tunables: tun.clone(),
+        warnings: wl.warnings.clone(),
+        tasks,
+        cpu,
+    };
+    let trace = m.trace.as_ref().map(|tr| TraceData {
+        records: tr.records.clone(),
+        tasks: m
+            .tasks
+            .iter()
+            .map(|t| TaskInfo {
+                comm: t.comm().to_string(),
+                pid: t.pid,
+                tgid: t.tgid,
+                prio: t.prio(),
+            })
+            .collect(),
+        processes: m
+            .processes
+            .iter()
+            .map(|p| (p.tgid, p.name.clone()))
+            .collect(),
+        nr_cpus: m.nr_cpus(),
+    });
+    RunResult {
+        metrics,
+        activations,
+        trace,
+    }
+}
+
+/// Descriptions of every metric, by structure.
+pub fn descriptions() -> Vec<(&'static str, &'static [(&'static str, &'static str)])> {
+    vec![
+        ("run", RunMetrics::FIELDS),
+        ("task", TaskMetrics::FIELDS),
+        ("cpu", CpuMetrics::FIELDS),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jain_index_bounds() {
+        assert!((jain(&[1.0, 1.0, 1.0]) - 1.0).abs() < 1e-12);
+        assert!((jain(&[1.0, 0.0]) - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn every_field_is_described() {
+        for (_, fields) in descriptions() {
+            for (name, desc) in fields {
+                assert!(!desc.is_empty(), "{name} has no description");
+            }
+        }
+        assert!(TaskMetrics::FIELDS
+            .iter()
+            .any(|f| f.0 == "wakeup_latency_p99_9_us"));
+    }
+}

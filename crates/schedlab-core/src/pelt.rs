@@ -1,0 +1,116 @@
+//! Per-Entity Load Tracking (kernel/sched/pelt.c), linux-cfs.md §9.
+//!
+//! A geometric average of a signal (runnable weight, running capacity, ...)
+//! over 1024 µs periods with y^32 = 1/2. Same integer arithmetic as the
+//! kernel (`accumulate_sum`, `decay_load`, `__accumulate_pelt_segments`), but
+//! the accumulated quantity is `value × time` directly, so one struct serves
+//! load (value = weight) and utilisation (value = 1024 while running).
+
+use crate::clock::Ns;
+
+/// `LOAD_AVG_MAX`: maximum of the geometric series.
+pub const LOAD_AVG_MAX: u64 = 47742;
+const PERIOD: u64 = 1024;
+
+/// `runnable_avg_yN_inv[n]` = (2^32 − 1)·y^n, y = 2^(−1/32).
+const Y_INV: [u32; 32] = [
+    0xffffffff, 0xfa83b2da, 0xf5257d14, 0xefe4b99a, 0xeac0c6e6, 0xe5b906e6, 0xe0ccdeeb, 0xdbfbb796,
+    0xd744fcc9, 0xd2a81d91, 0xce248c14, 0xc9b9bd85, 0xc5672a10, 0xc12c4cc9, 0xbd08a39e, 0xb8fbaf46,
+    0xb504f333, 0xb123f581, 0xad583ee9, 0xa9a15ab4, 0xa5fed6a9, 0xa2704302, 0x9ef5325f, 0x9b8d39b9,
+    0x9837f050, 0x94f4efa8, 0x91c3d373, 0x8ea4398a, 0x8b95c1e3, 0x88980e80, 0x85aac367, 0x82cd8698,
+];
+
+/// `decay_load`: val · y^n.
+pub fn decay_load(mut val: u64, n: u64) -> u64 {
+    if n > LOAD_AVG_PERIOD * 63 {
+        return 0;
+    }
+    let mut n = n;
+    if n >= LOAD_AVG_PERIOD {
+        val >>= n / LOAD_AVG_PERIOD;
+        n %= LOAD_AVG_PERIOD;
+    }
+    ((val as u128 * Y_INV[n as usize] as u128) >> 32) as u64
+}
+
+const LOAD_AVG_PERIOD: u64 = 32;
+
+/// One tracked signal.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Pelt {
+    last_update: Ns,
+    sum: u64,
+    period_contrib: u64,
+    avg: u64,
+}
+
+impl Pelt {
+    /// A signal that starts at `now` with average `avg` (e.g. a new task's
+    /// load starts at its weight, `init_entity_runnable_average`).
+    pub fn new(now: Ns, avg: u64) -> Self {
+        Pelt {
+            last_update: now,
+            sum: avg * (LOAD_AVG_MAX - PERIOD),
+            period_contrib: 0,
+            avg,
+        }
+    }
+
+    /// Account that the signal was `value` since the last update.
+    pub fn update(&mut self, now: Ns, value: u64) {
+        if now <= self.last_update {
+            return;
+        }
+        let delta_us = (now - self.last_update) >> 10;
+        if delta_us == 0 {
+            return;
+        }
+        self.last_update += delta_us << 10;
+        let mut delta = delta_us + self.period_contrib;
+        let periods = delta / PERIOD;
+        let contrib = if periods > 0 {
+            self.sum = decay_load(self.sum, periods);
+            delta %= PERIOD;
+            let c1 = decay_load(PERIOD - self.period_contrib, periods);
+            let c2 = LOAD_AVG_MAX - decay_load(LOAD_AVG_MAX, periods) - PERIOD;
+            c1 + c2 + delta
+        } else {
+            delta_us
+        };
+        self.period_contrib = delta;
+        self.sum += value * contrib;
+        self.avg = self.sum / (LOAD_AVG_MAX - PERIOD + self.period_contrib);
+    }
+
+    /// Current average (in the unit of `value`).
+    pub fn avg(&self) -> u64 {
+        self.avg
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::MSEC;
+
+    #[test]
+    fn half_life_is_32_periods() {
+        // The kernel multiplies by 0xffffffff/2^32 even at y^0: one unit low.
+        assert_eq!(decay_load(1 << 20, 32), (1 << 19) - 1);
+        assert_eq!(Y_INV[16], 0xb504f333);
+    }
+
+    #[test]
+    fn converges_to_constant_signal() {
+        let mut p = Pelt::default();
+        for i in 1..=1000 {
+            p.update(i * MSEC, 1024);
+        }
+        assert!((1000..=1024).contains(&p.avg()), "{}", p.avg());
+        // Half-life: ~32 ms of zero signal halves it.
+        let before = p.avg();
+        p.update(1000 * MSEC + 32 * 1024 * 1024, 0);
+        let ratio = p.avg() as f64 / before as f64;
+        assert!((ratio - 0.5).abs() < 0.03, "{ratio}");
+    }
+}

@@ -1,0 +1,34 @@
+//! The class-independent part of a CPU's run queue (`struct rq`): what runs
+//! now, how many tasks are runnable, and the bookkeeping the engine needs.
+
+use crate::clock::Ns;
+use crate::task::TaskId;
+
+/// Per-CPU engine state.
+#[derive(Debug, Clone, Default)]
+pub struct Rq {
+    /// Current task; `None` = the idle task.
+    pub curr: Option<TaskId>,
+    /// Runnable tasks on this CPU including current, excluding delayed ones
+    /// (`rq->nr_running`).
+    pub nr_running: u32,
+    /// `TIF_NEED_RESCHED` on the current task.
+    pub need_resched: bool,
+    /// When the current task (or idle) started running.
+    pub curr_since: Ns,
+    /// Generation of the current execution segment (stale `SegmentEnd`
+    /// events are ignored).
+    pub seg_gen: u64,
+    /// Start of the current execution segment (after switch costs).
+    pub seg_start: Ns,
+    /// Busy time so far.
+    pub busy_ns: Ns,
+    /// Context switches (`rq->nr_switches`).
+    pub nr_switches: u64,
+    /// When the CPU last went idle (`rq->idle_stamp`), if idle.
+    pub idle_stamp: Option<Ns>,
+    /// Running average of idle period length (`rq->avg_idle`).
+    pub avg_idle: Ns,
+    /// Pending "push the current task to this CPU" (active balance).
+    pub active_balance_to: Option<usize>,
+}

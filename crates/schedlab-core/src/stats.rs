@@ -1,0 +1,102 @@
+//! Raw statistics collected during a run. [`crate::metrics`] turns them into
+//! the reported, self-describing metrics.
+
+use crate::clock::Ns;
+use hdrhistogram::Histogram;
+
+/// Exact min/max/sum plus an HDR histogram (3 significant digits) of a
+/// latency in ns.
+#[derive(Debug, Clone, Default)]
+pub struct LatencyStats {
+    /// Histogram, created on first sample.
+    pub hist: Option<Histogram<u64>>,
+    /// Samples.
+    pub count: u64,
+    /// Sum of samples.
+    pub sum: u128,
+    /// Smallest sample.
+    pub min: u64,
+    /// Largest sample.
+    pub max: u64,
+}
+
+impl LatencyStats {
+    /// Add one sample.
+    pub fn record(&mut self, v: Ns) {
+        let h = self
+            .hist
+            .get_or_insert_with(|| Histogram::new(3).unwrap_or_else(|_| unreachable_hist()));
+        // Auto-resizing histograms accept any u64; saturate on the impossible error.
+        let _ = h.record(v.max(1));
+        if self.count == 0 || v < self.min {
+            self.min = v;
+        }
+        self.max = self.max.max(v);
+        self.count += 1;
+        self.sum += v as u128;
+    }
+
+    /// Value at quantile `q` (0..=1), ns.
+    pub fn quantile(&self, q: f64) -> Ns {
+        self.hist.as_ref().map_or(0, |h| h.value_at_quantile(q))
+    }
+
+    /// Mean, ns.
+    pub fn mean(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.sum as f64 / self.count as f64
+        }
+    }
+}
+
+fn unreachable_hist() -> Histogram<u64> {
+    // new(3) only fails for sigfig > 5; keep clippy's unwrap_used happy.
+    Histogram::new_with_bounds(1, u64::MAX / 2, 2).unwrap_or_else(|_| std::process::abort())
+}
+
+/// One activation of a periodic rt-app timer.
+#[derive(Debug, Clone, Copy)]
+pub struct Activation {
+    /// Time the task reached its `timer` event.
+    pub at: Ns,
+    /// Time left before the activation (negative: overrun, a missed activation).
+    pub slack: i64,
+}
+
+/// Per-task counters.
+#[derive(Debug, Clone, Default)]
+pub struct TaskStats {
+    /// Time on a CPU.
+    pub cpu_time: Ns,
+    /// Time runnable but not running.
+    pub wait_time: Ns,
+    /// Waking → running latencies.
+    pub wakeup_latency: LatencyStats,
+    /// Voluntary context switches (the task blocked).
+    pub nvcsw: u64,
+    /// Involuntary context switches (preempted while runnable).
+    pub nivcsw: u64,
+    /// CPU changes.
+    pub migrations: u64,
+    /// `run` work completed, reference ns.
+    pub work_done: u64,
+    /// Timer activations.
+    pub activations: Vec<Activation>,
+    /// Completed iterations of the phase list.
+    pub loops_done: u64,
+}
+
+/// Statistics of a whole run.
+#[derive(Debug, Clone, Default)]
+pub struct Stats {
+    /// Per task, by task id.
+    pub tasks: Vec<TaskStats>,
+    /// Events popped from the event queue.
+    pub events: u64,
+    /// Wakeups (`try_to_wake_up` that woke a task).
+    pub wakeups: u64,
+    /// Load-balance migrations.
+    pub balance_migrations: u64,
+}

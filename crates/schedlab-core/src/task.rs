@@ -1,0 +1,139 @@
+//! Tasks (threads) as the engine sees them: identity, scheduling attributes,
+//! state, and where they are in their rt-app program.
+
+use crate::clock::Ns;
+use crate::cpuset::{CpuId, CpuSet};
+use crate::workload::Policy;
+
+/// Index of a task in `Machine::tasks` (creation order).
+pub type TaskId = usize;
+
+/// Life cycle state (`p->__state` plus on-CPU status).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskState {
+    /// On a run queue, waiting for a CPU.
+    Runnable,
+    /// Current on its CPU.
+    Running,
+    /// Blocked (sleep, timer, lock, condition, barrier, suspend).
+    Sleeping,
+    /// Exited.
+    Dead,
+}
+
+/// Whether the task is queued in its class (`p->on_rq`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnRq {
+    /// Not queued.
+    No,
+    /// Queued and runnable.
+    Queued,
+    /// Sleeping but kept queued by EEVDF's delayed dequeue.
+    Delayed,
+}
+
+/// Where a task is in its rt-app program.
+#[derive(Debug, Clone, Default)]
+pub struct Prog {
+    /// Completed iterations of the whole phase list.
+    pub loops_done: u64,
+    /// Current phase.
+    pub phase: usize,
+    /// Completed iterations of the current phase.
+    pub phase_loops_done: u64,
+    /// Next event in the current phase.
+    pub event: usize,
+    /// Remaining work of the current `run` (reference ns) or, for `runtime`,
+    /// the wall-clock end time; `None` when no busy event is in progress.
+    pub busy: Option<Busy>,
+    /// The phase's attributes were applied (done once per phase entry).
+    pub phase_applied: bool,
+    /// Mutex to re-take after a condition wait.
+    pub relock: Option<String>,
+    /// The start delay was already served.
+    pub delay_done: bool,
+}
+
+/// A busy event in progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Busy {
+    /// `run`: reference-ns of work left.
+    Work(u64),
+    /// `runtime`: busy until this wall time.
+    Until(Ns),
+}
+
+/// One simulated thread.
+#[derive(Debug, Clone)]
+pub struct Task {
+    /// Index in `Machine::tasks`.
+    pub id: TaskId,
+    /// Thread name (`comm`, at most 15 characters in traces).
+    pub name: String,
+    /// Thread id.
+    pub pid: u32,
+    /// Process id (thread-group id).
+    pub tgid: u32,
+    /// Index of the task object in the workload.
+    pub def: usize,
+    /// Process index (`Machine::processes`).
+    pub process: usize,
+    /// Scheduling policy.
+    pub policy: Policy,
+    /// Nice value (fair policies).
+    pub nice: i32,
+    /// Custom slice requested via `sched_attr.sched_runtime` (rt-app `dl-runtime` on fair policies).
+    pub custom_slice: Option<Ns>,
+    /// Load weight from the nice table (3 for SCHED_IDLE).
+    pub weight: u64,
+    /// Allowed CPUs.
+    pub affinity: CpuSet,
+    /// Task group index (`Machine::groups`), 0 = root.
+    pub group: usize,
+    /// State.
+    pub state: TaskState,
+    /// Queued in its class?
+    pub on_rq: OnRq,
+    /// CPU it is queued on or last ran on (`task_cpu`).
+    pub cpu: CpuId,
+    /// Last time it started running on a CPU (for cache hotness).
+    pub last_run_start: Ns,
+    /// Last time it stopped running.
+    pub last_run_end: Ns,
+    /// The rt-app program position.
+    pub prog: Prog,
+    /// Per-thread timers (`unique*` refs): name → next activation.
+    pub own_timers: Vec<(String, Ns)>,
+    /// Creation time.
+    pub created: Ns,
+    /// Exit time.
+    pub exited: Option<Ns>,
+    /// Generation of the pending sleep timer (stale wakeups are ignored).
+    pub sleep_gen: u64,
+    /// Time of the last `sched_waking`, until the task runs.
+    pub waking_since: Option<Ns>,
+    /// Time it last became runnable-but-not-running.
+    pub runnable_since: Option<Ns>,
+}
+
+impl Task {
+    /// Kernel prio as shown in traces: 120 + nice for fair tasks.
+    pub fn prio(&self) -> i32 {
+        120 + self.nice
+    }
+
+    /// Whether it is queued and runnable (not delayed).
+    pub fn is_queued(&self) -> bool {
+        self.on_rq == OnRq::Queued
+    }
+
+    /// The comm as the kernel stores it (15 characters).
+    pub fn comm(&self) -> &str {
+        let end = self
+            .name
+            .char_indices()
+            .nth(15)
+            .map_or(self.name.len(), |(i, _)| i);
+        &self.name[..end]
+    }
+}

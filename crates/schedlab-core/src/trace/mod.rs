@@ -1,0 +1,132 @@
+//! Scheduler event recording and export (Perfetto protobuf, ftrace text).
+//!
+//! The recorded vocabulary is the kernel's tracepoints: `sched_switch`,
+//! `sched_waking`, `sched_wakeup`, `sched_wakeup_new`, `sched_migrate_task`,
+//! `sched_process_exit`.
+
+pub mod ftrace;
+pub mod perfetto;
+
+use crate::clock::Ns;
+use crate::cpuset::CpuId;
+use crate::task::TaskId;
+
+/// `prev_state` of a switched-out task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrevState {
+    /// Preempted while runnable (`R` / `R+`).
+    Runnable,
+    /// Blocked (`S`).
+    Sleeping,
+    /// Exited (`X`).
+    Dead,
+}
+
+/// One recorded tracepoint hit. `None` tasks are the idle task (pid 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TraceEvent {
+    /// `sched_switch`.
+    Switch {
+        /// Outgoing task.
+        prev: Option<TaskId>,
+        /// Its state.
+        prev_state: PrevState,
+        /// Incoming task.
+        next: Option<TaskId>,
+    },
+    /// `sched_waking` (recorded on the waker's CPU).
+    Waking {
+        /// Wakee.
+        task: TaskId,
+        /// CPU chosen.
+        target_cpu: CpuId,
+    },
+    /// `sched_wakeup` (on the target CPU).
+    Wakeup {
+        /// Wakee.
+        task: TaskId,
+    },
+    /// `sched_wakeup_new`.
+    WakeupNew {
+        /// New task.
+        task: TaskId,
+    },
+    /// `sched_migrate_task`.
+    Migrate {
+        /// Moving task.
+        task: TaskId,
+        /// Source.
+        orig_cpu: CpuId,
+        /// Destination.
+        dest_cpu: CpuId,
+    },
+    /// `sched_process_exit`.
+    Exit {
+        /// Exiting task.
+        task: TaskId,
+    },
+}
+
+/// A recorded event with its time and CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Record {
+    /// Time.
+    pub ts: Ns,
+    /// CPU the tracepoint fired on.
+    pub cpu: CpuId,
+    /// Event.
+    pub ev: TraceEvent,
+}
+
+/// In-memory recorder (the tracefs ring buffer, without overwrite).
+#[derive(Debug, Clone, Default)]
+pub struct Trace {
+    /// Records in the order they happened (non-decreasing time).
+    pub records: Vec<Record>,
+}
+
+impl Trace {
+    /// Append a record.
+    pub fn push(&mut self, ts: Ns, cpu: CpuId, ev: TraceEvent) {
+        self.records.push(Record { ts, cpu, ev });
+    }
+}
+
+/// What exporters need to know about a task.
+#[derive(Debug, Clone)]
+pub struct TaskInfo {
+    /// comm (≤ 15 chars).
+    pub comm: String,
+    /// Thread id.
+    pub pid: u32,
+    /// Process id.
+    pub tgid: u32,
+    /// Kernel prio (120 + nice).
+    pub prio: i32,
+}
+
+/// A finished trace plus the task table, ready for export.
+#[derive(Debug, Clone)]
+pub struct TraceData {
+    /// Events.
+    pub records: Vec<Record>,
+    /// Tasks by id.
+    pub tasks: Vec<TaskInfo>,
+    /// Processes: (tgid, name).
+    pub processes: Vec<(u32, String)>,
+    /// Number of CPUs.
+    pub nr_cpus: usize,
+}
+
+impl TraceData {
+    /// (comm, pid, prio) of a task or of the idle task on `cpu`.
+    pub fn ident(&self, t: Option<TaskId>, cpu: CpuId) -> (String, u32, i32) {
+        match t {
+            Some(t) => {
+                let i = &self.tasks[t];
+                (i.comm.clone(), i.pid, i.prio)
+            }
+            None => (format!("swapper/{cpu}"), 0, 120),
+        }
+    }
+}

@@ -1,0 +1,256 @@
+//! The workload model: what the tasks do, independent of any scheduler.
+//!
+//! The native file format is rt-app JSON (../shared/formats.md §1), parsed by
+//! [`rtapp`]. All durations are stored in nanoseconds.
+//!
+//! # Extensions to rt-app
+//! * task key `process` (string): tasks naming the same process are threads
+//!   of one process (one tgid). **Default**: the task's own name, so the
+//!   instances of one task object are the threads of one process and
+//!   different task objects are different processes.
+//! * global key `taskgroups`: `{"/path": {"shares": N}}` gives a task group
+//!   (cgroup v1 `cpu.shares`, default 1024) its weight. Groups named by a
+//!   task's `taskgroup` but not listed here get 1024.
+
+pub mod error;
+pub mod json;
+pub mod rtapp;
+
+pub use error::WorkloadError;
+
+use crate::clock::Ns;
+use serde::Serialize;
+
+/// Scheduling policy of a task (`sched_setattr` policy).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Policy {
+    /// `SCHED_OTHER` / `SCHED_NORMAL`
+    Other,
+    /// `SCHED_BATCH`: fair class, never wakeup-preempts.
+    Batch,
+    /// `SCHED_IDLE`: fair class, weight 3.
+    Idle,
+    /// `SCHED_FIFO`
+    Fifo,
+    /// `SCHED_RR`
+    Rr,
+    /// `SCHED_DEADLINE`
+    Deadline,
+}
+
+impl Policy {
+    /// Parse an rt-app policy name.
+    pub fn from_name(s: &str) -> Option<Policy> {
+        Some(match s {
+            "SCHED_OTHER" | "SCHED_NORMAL" => Policy::Other,
+            "SCHED_BATCH" => Policy::Batch,
+            "SCHED_IDLE" => Policy::Idle,
+            "SCHED_FIFO" => Policy::Fifo,
+            "SCHED_RR" => Policy::Rr,
+            "SCHED_DEADLINE" => Policy::Deadline,
+            _ => return None,
+        })
+    }
+
+    /// The kernel name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Other => "SCHED_OTHER",
+            Policy::Batch => "SCHED_BATCH",
+            Policy::Idle => "SCHED_IDLE",
+            Policy::Fifo => "SCHED_FIFO",
+            Policy::Rr => "SCHED_RR",
+            Policy::Deadline => "SCHED_DEADLINE",
+        }
+    }
+
+    /// Whether the fair class schedules this policy.
+    pub fn is_fair(self) -> bool {
+        matches!(self, Policy::Other | Policy::Batch | Policy::Idle)
+    }
+}
+
+/// Scheduling attributes settable on a task and overridable per phase.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Attrs {
+    /// `policy`
+    pub policy: Option<Policy>,
+    /// `priority`: nice for fair policies, RT priority otherwise.
+    pub priority: Option<i32>,
+    /// `cpus`: affinity.
+    pub cpus: Option<Vec<usize>>,
+    /// `taskgroup`: cgroup path.
+    pub taskgroup: Option<String>,
+    /// `dl-runtime` (ns): DEADLINE runtime, or the custom slice on fair policies.
+    pub dl_runtime: Option<Ns>,
+    /// `dl-period` (ns).
+    pub dl_period: Option<Ns>,
+    /// `dl-deadline` (ns).
+    pub dl_deadline: Option<Ns>,
+}
+
+impl Attrs {
+    /// `self` overridden by the fields `over` sets.
+    pub fn overlay(&self, over: &Attrs) -> Attrs {
+        Attrs {
+            policy: over.policy.or(self.policy),
+            priority: over.priority.or(self.priority),
+            cpus: over.cpus.clone().or_else(|| self.cpus.clone()),
+            taskgroup: over.taskgroup.clone().or_else(|| self.taskgroup.clone()),
+            dl_runtime: over.dl_runtime.or(self.dl_runtime),
+            dl_period: over.dl_period.or(self.dl_period),
+            dl_deadline: over.dl_deadline.or(self.dl_deadline),
+        }
+    }
+}
+
+/// Timer mode (rt-app `timer.mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum TimerMode {
+    /// After an overrun, the next period starts from now.
+    Relative,
+    /// The original grid is kept: missed periods cascade.
+    Absolute,
+}
+
+/// One rt-app event.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum Event {
+    /// Busy work worth this many ns on the calibration CPU (scales with capacity).
+    Run(Ns),
+    /// Busy for this much wall time.
+    Runtime(Ns),
+    /// Sleep this long.
+    Sleep(Ns),
+    /// Wait for the next activation of a periodic timer.
+    Timer {
+        /// Timer name; names starting with `unique` give one timer per thread.
+        name: String,
+        /// Period (ns).
+        period: Ns,
+        /// Overrun behaviour.
+        mode: TimerMode,
+    },
+    /// `sched_yield()`.
+    Yield,
+    /// Take a mutex.
+    Lock(String),
+    /// Release a mutex.
+    Unlock(String),
+    /// `pthread_cond_wait(cond, mutex)`.
+    Wait {
+        /// Condition variable.
+        cond: String,
+        /// Mutex released while waiting.
+        mutex: String,
+    },
+    /// Wake one waiter of a condition.
+    Signal(String),
+    /// Wake all waiters of a condition.
+    Broad(String),
+    /// Wait until every thread referencing this barrier has arrived.
+    Barrier(String),
+    /// Block until resumed.
+    Suspend(String),
+    /// Wake the threads suspended on a name.
+    Resume(String),
+    /// Start a new thread of the named task.
+    Fork(String),
+}
+
+/// One phase: attributes applied at its start, then its events `loops` times.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Phase {
+    /// Phase name (key in `phases`, or the task name for phase-less tasks).
+    pub name: String,
+    /// Repetitions (>= 1).
+    pub loops: u64,
+    /// Overrides applied when the phase starts.
+    pub attrs: Attrs,
+    /// Events in file order.
+    pub events: Vec<Event>,
+}
+
+/// One task object of the file.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskDef {
+    /// Key in `tasks`.
+    pub name: String,
+    /// Threads created at start (`instance`; 0 = only a `fork` template).
+    pub instances: u32,
+    /// Start delay.
+    pub delay: Ns,
+    /// Repetitions of the phase list; `None` = forever (`loop: -1`).
+    pub loops: Option<u64>,
+    /// Process the threads belong to (extension; default: the task name).
+    pub process: String,
+    /// Task-level attributes.
+    pub attrs: Attrs,
+    /// Phases in order.
+    pub phases: Vec<Phase>,
+}
+
+/// A task group (cgroup) and its weight.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskGroupDef {
+    /// Path such as `/a/b`.
+    pub path: String,
+    /// cgroup v1 `cpu.shares`.
+    pub shares: u64,
+}
+
+/// A whole workload file.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Workload {
+    /// Where it came from, for messages.
+    pub source: String,
+    /// `global.duration`; `None` = until every thread ends.
+    pub duration: Option<Ns>,
+    /// `global.default_policy`.
+    pub default_policy: Policy,
+    /// ns per rt-app loop unit if `calibration` is an integer; the CPU
+    /// index if it names a CPU.
+    pub calibration: Calibration,
+    /// Declared task groups.
+    pub taskgroups: Vec<TaskGroupDef>,
+    /// Task objects in file order.
+    pub tasks: Vec<TaskDef>,
+    /// Keys that were accepted but have no effect in the simulator.
+    pub warnings: Vec<String>,
+}
+
+/// rt-app `global.calibration`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Calibration {
+    /// `"CPUn"`: `run` durations are measured on CPU n.
+    Cpu(usize),
+    /// An integer: ns per loop unit on a 1024-capacity CPU at full speed.
+    NsPerLoop(u64),
+}
+
+impl Workload {
+    /// Parse rt-app JSON text; `source` names it in errors.
+    pub fn from_rtapp(source: &str, text: &str) -> Result<Workload, WorkloadError> {
+        rtapp::parse(source, text)
+    }
+
+    /// Find a task object by name.
+    pub fn task(&self, name: &str) -> Option<&TaskDef> {
+        self.tasks.iter().find(|t| t.name == name)
+    }
+
+    /// Whether some thread loops forever.
+    pub fn runs_forever(&self) -> bool {
+        self.tasks
+            .iter()
+            .any(|t| t.loops.is_none() && (t.instances > 0 || self.is_forked(&t.name)))
+    }
+
+    fn is_forked(&self, name: &str) -> bool {
+        self.tasks.iter().any(|t| {
+            t.phases
+                .iter()
+                .any(|p| p.events.iter().any(|e| *e == Event::Fork(name.to_string())))
+        })
+    }
+}
