@@ -27,7 +27,7 @@ impl LatencyStats {
             .hist
             .get_or_insert_with(|| Histogram::new(3).unwrap_or_else(|_| unreachable_hist()));
         // Auto-resizing histograms accept any u64; saturate on the impossible error.
-        let _ = h.record(v.max(1));
+        let _ = h.record(v);
         if self.count == 0 || v < self.min {
             self.min = v;
         }

@@ -1,1 +1,244 @@
-//! placeholder, replaced below
+//! Thin PyO3 bindings for schedlab-core: a few functions and one newtype
+//! (`RunResult`). All logic lives in the core crate or in Python.
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use schedlab_core::config::{SchedulerKind, SimConfig};
+use schedlab_core::engine::{SimError, Simulator};
+use schedlab_core::metrics::{self, RunResult};
+use schedlab_core::trace::{ftrace, perfetto};
+use schedlab_core::workload::{Workload, WorkloadError as CoreWorkloadError};
+use std::io::Write;
+
+create_exception!(
+    _native,
+    WorkloadError,
+    PyValueError,
+    "A workload file is invalid (attributes: file, path, line, column, reason)."
+);
+create_exception!(
+    _native,
+    ConfigError,
+    PyValueError,
+    "A run configuration is invalid."
+);
+create_exception!(
+    _native,
+    SimulationError,
+    PyRuntimeError,
+    "A workload misbehaved while it ran."
+);
+
+fn workload_err(py: Python<'_>, e: &CoreWorkloadError) -> PyErr {
+    let err = WorkloadError::new_err(e.to_string());
+    let v = err.value(py);
+    let _ = v.setattr("file", &e.file);
+    let _ = v.setattr("path", &e.path);
+    let _ = v.setattr("line", e.line);
+    let _ = v.setattr("column", e.column);
+    let _ = v.setattr("reason", &e.message);
+    err
+}
+
+fn sim_err(py: Python<'_>, e: SimError) -> PyErr {
+    match e {
+        SimError::Workload(w) => workload_err(py, &w),
+        SimError::Config(s) => ConfigError::new_err(s),
+        SimError::Runtime(s) => SimulationError::new_err(s),
+    }
+}
+
+/// Parse and validate a workload; returns a JSON summary.
+#[pyfunction]
+fn check_workload(py: Python<'_>, text: &str, source: &str) -> PyResult<String> {
+    let wl = Workload::from_rtapp(source, text).map_err(|e| workload_err(py, &e))?;
+    serde_json::to_string(&wl).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
+/// Schedulers with descriptions and tunables, as JSON.
+#[pyfunction]
+fn schedulers_json() -> String {
+    let infos: Vec<_> = SchedulerKind::ALL.iter().map(|k| k.info()).collect();
+    serde_json::json!({
+        "schedulers": infos,
+        "engine_tunables": schedlab_core::config::ENGINE_TUNABLES,
+    })
+    .to_string()
+}
+
+/// Metric descriptions, as JSON {struct: {field: description}}.
+#[pyfunction]
+fn metric_descriptions_json() -> String {
+    let mut out = serde_json::Map::new();
+    for (name, fields) in metrics::descriptions() {
+        let m: serde_json::Map<String, serde_json::Value> = fields
+            .iter()
+            .map(|(k, v)| (k.to_string(), serde_json::Value::from(*v)))
+            .collect();
+        out.insert(name.to_string(), serde_json::Value::Object(m));
+    }
+    serde_json::Value::Object(out).to_string()
+}
+
+/// The result of a run (newtype over the core's `RunResult`).
+#[pyclass(name = "RunResult", module = "schedlab._native", frozen)]
+struct PyRunResult(RunResult);
+
+fn write_atomic(path: &str, bytes: &[u8]) -> PyResult<()> {
+    let tmp = format!("{path}.partial-{}", std::process::id());
+    let res = std::fs::File::create(&tmp)
+        .and_then(|mut f| f.write_all(bytes).and_then(|_| f.sync_all()))
+        .and_then(|_| std::fs::rename(&tmp, path));
+    if let Err(e) = res {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(pyo3::exceptions::PyOSError::new_err(format!("{path}: {e}")));
+    }
+    Ok(())
+}
+
+#[pymethods]
+impl PyRunResult {
+    /// Metrics as a JSON string.
+    fn metrics_json(&self) -> PyResult<String> {
+        serde_json::to_string(&self.0.metrics).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+    }
+
+    /// Timer activations as (task index, time µs, slack µs).
+    fn activations(&self) -> Vec<(usize, f64, f64)> {
+        self.0.activations.clone()
+    }
+
+    /// Whether a trace was recorded.
+    fn has_trace(&self) -> bool {
+        self.0.trace.is_some()
+    }
+
+    /// Number of trace records.
+    fn trace_len(&self) -> usize {
+        self.0.trace.as_ref().map_or(0, |t| t.records.len())
+    }
+
+    /// Write the trace as Perfetto protobuf (atomically: no partial file).
+    fn write_perfetto(&self, path: &str) -> PyResult<()> {
+        let t = self
+            .0
+            .trace
+            .as_ref()
+            .ok_or_else(|| ConfigError::new_err("the run recorded no trace"))?;
+        write_atomic(path, &perfetto::encode(t))
+    }
+
+    /// Write the trace as ftrace text (atomically).
+    fn write_ftrace(&self, path: &str) -> PyResult<()> {
+        let t = self
+            .0
+            .trace
+            .as_ref()
+            .ok_or_else(|| ConfigError::new_err("the run recorded no trace"))?;
+        write_atomic(path, ftrace::render(t).as_bytes())
+    }
+
+    /// The trace as ftrace text.
+    fn ftrace_text(&self) -> PyResult<String> {
+        let t = self
+            .0
+            .trace
+            .as_ref()
+            .ok_or_else(|| ConfigError::new_err("the run recorded no trace"))?;
+        Ok(ftrace::render(t))
+    }
+}
+
+fn parse_config(py: Python<'_>, cfg: &Bound<'_, PyAny>) -> PyResult<SimConfig> {
+    let _ = py;
+    let get = |k: &str| -> PyResult<Option<Bound<'_, PyAny>>> {
+        let v = cfg.get_item(k)?;
+        Ok(if v.is_none() { None } else { Some(v) })
+    };
+    let mut c = SimConfig::default();
+    if let Some(s) = get("scheduler")? {
+        let name: String = s.extract()?;
+        c.scheduler = SchedulerKind::from_name(&name).ok_or_else(|| {
+            let names: Vec<&str> = SchedulerKind::ALL.iter().map(|k| k.info().name).collect();
+            ConfigError::new_err(format!(
+                "unknown scheduler \"{name}\"; expected one of: {}",
+                names.join(", ")
+            ))
+        })?;
+    }
+    if let Some(v) = get("cpus")? {
+        c.cpus = v.extract()?;
+    }
+    if let Some(v) = get("smt")? {
+        c.smt = v.extract()?;
+    }
+    if let Some(v) = get("cpus_per_llc")? {
+        c.cpus_per_llc = v.extract()?;
+    }
+    if let Some(v) = get("hz")? {
+        c.hz = v.extract()?;
+    }
+    if let Some(v) = get("duration_ns")? {
+        c.duration = Some(v.extract()?);
+    }
+    if let Some(v) = get("seed")? {
+        c.seed = v.extract()?;
+    }
+    if let Some(v) = get("set")? {
+        c.set = v.extract()?;
+    }
+    if let Some(v) = get("trace")? {
+        c.trace = v.extract()?;
+    }
+    if let Some(v) = get("fairness_tasks")? {
+        c.fairness_tasks = v.extract()?;
+    }
+    Ok(c)
+}
+
+/// Simulate rt-app JSON `text` (named `source` in errors) with the options
+/// in dict `config`. `progress(now_ns, end_ns_or_None)` is called between
+/// chunks of simulated time; Ctrl-C is honoured between chunks.
+#[pyfunction]
+#[pyo3(signature = (text, source, config, progress=None))]
+fn simulate(
+    py: Python<'_>,
+    text: &str,
+    source: &str,
+    config: &Bound<'_, PyAny>,
+    progress: Option<Bound<'_, PyAny>>,
+) -> PyResult<PyRunResult> {
+    let cfg = parse_config(py, config)?;
+    let wl = Workload::from_rtapp(source, text).map_err(|e| workload_err(py, &e))?;
+    let mut sim = Simulator::new(wl, cfg).map_err(|e| sim_err(py, e))?;
+    let end = sim.end_time();
+    let chunk = end.map_or(100_000_000, |e| (e / 200).max(1_000_000));
+    let mut limit = 0u64;
+    loop {
+        limit = limit.saturating_add(chunk);
+        let done = sim.run_until(limit).map_err(|e| sim_err(py, e))?;
+        py.check_signals()?;
+        if let Some(cb) = &progress {
+            cb.call1((sim.m.now, end))?;
+        }
+        if done {
+            break;
+        }
+    }
+    Ok(PyRunResult(sim.finish()))
+}
+
+/// The native module.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(check_workload, m)?)?;
+    m.add_function(wrap_pyfunction!(schedulers_json, m)?)?;
+    m.add_function(wrap_pyfunction!(metric_descriptions_json, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_class::<PyRunResult>()?;
+    m.add("WorkloadError", m.py().get_type::<WorkloadError>())?;
+    m.add("ConfigError", m.py().get_type::<ConfigError>())?;
+    m.add("SimulationError", m.py().get_type::<SimulationError>())?;
+    Ok(())
+}

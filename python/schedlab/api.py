@@ -1,0 +1,196 @@
+"""The Python API: ``simulate()`` and its result object."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
+
+import pandas as pd
+
+from . import _native
+
+WorkloadLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+
+_UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+
+
+def parse_duration(value: Union[str, float, int]) -> int:
+    """Duration in ns from seconds (number) or a string like ``10s``, ``250ms``."""
+    if isinstance(value, (int, float)):
+        if value <= 0:
+            raise _native.ConfigError(f"duration must be > 0, got {value}")
+        return int(round(value * 1e9))
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(ns|us|ms|s)?\s*", value)
+    if not m:
+        raise _native.ConfigError(
+            f"invalid duration {value!r}; expected seconds or a number with ns/us/ms/s"
+        )
+    ns = int(round(float(m.group(1)) * _UNITS[m.group(2) or "s"]))
+    if ns <= 0:
+        raise _native.ConfigError(f"duration must be > 0, got {value!r}")
+    return ns
+
+
+def _load(workload: WorkloadLike) -> Tuple[str, str]:
+    """(text, source name) of a path, a JSON string or a dict."""
+    if isinstance(workload, Mapping):
+        return json.dumps(workload), "<dict>"
+    if isinstance(workload, str) and workload.lstrip().startswith("{"):
+        return workload, "<string>"
+    path = Path(workload)
+    try:
+        return path.read_text(encoding="utf-8"), str(path)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: no such workload file") from None
+    except UnicodeDecodeError as e:
+        raise _native.WorkloadError(f"{path}: not UTF-8 text ({e.reason})") from None
+
+
+def check(workload: WorkloadLike) -> Dict[str, Any]:
+    """Validate a workload without running it; returns the parsed model."""
+    text, source = _load(workload)
+    return json.loads(_native.check_workload(text, source))
+
+
+def schedulers() -> Dict[str, Any]:
+    """Schedulers with descriptions and tunables."""
+    return json.loads(_native.schedulers_json())
+
+
+def metric_descriptions() -> Dict[str, Dict[str, str]]:
+    """Every metric field with its description, by structure (run, task, cpu)."""
+    return json.loads(_native.metric_descriptions_json())
+
+
+class Metrics(dict):
+    """The run's metrics (a dict with attribute access); see :meth:`describe`."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    @staticmethod
+    def describe(field: Optional[str] = None) -> Union[str, Dict[str, Dict[str, str]]]:
+        """Description of one field (searched in run, task, cpu), or all of them."""
+        d = metric_descriptions()
+        if field is None:
+            return d
+        for fields in d.values():
+            if field in fields:
+                return fields[field]
+        raise KeyError(field)
+
+
+class SimResult:
+    """The result of :func:`simulate`."""
+
+    def __init__(self, native: _native.RunResult):
+        self._native = native
+        self.metrics = Metrics(json.loads(native.metrics_json()))
+
+    @property
+    def tasks(self) -> pd.DataFrame:
+        """One row per task (thread), indexed by name."""
+        return pd.DataFrame(self.metrics["tasks"]).set_index("name", drop=False)
+
+    @property
+    def cpus(self) -> pd.DataFrame:
+        """One row per CPU."""
+        return pd.DataFrame(self.metrics["cpu"]).set_index("cpu", drop=False)
+
+    @property
+    def activations(self) -> pd.DataFrame:
+        """Every rt-app timer activation: task, time and slack (µs, negative = missed)."""
+        names = [t["name"] for t in self.metrics["tasks"]]
+        rows = [(names[i], at, slack) for i, at, slack in self._native.activations()]
+        return pd.DataFrame(rows, columns=["task", "time_us", "slack_us"])
+
+    @property
+    def has_trace(self) -> bool:
+        return self._native.has_trace()
+
+    def write_perfetto(self, path: Union[str, "os.PathLike[str]"]) -> None:
+        """Write the trace as a Perfetto ``.pftrace`` (needs ``trace=True``)."""
+        self._native.write_perfetto(os.fspath(path))
+
+    def write_ftrace(self, path: Union[str, "os.PathLike[str]"]) -> None:
+        """Write the trace as ftrace text (needs ``trace=True``)."""
+        self._native.write_ftrace(os.fspath(path))
+
+    def ftrace_text(self) -> str:
+        """The trace as ftrace text."""
+        return self._native.ftrace_text()
+
+    def to_json(self, indent: Optional[int] = 2) -> str:
+        return json.dumps(self.metrics, indent=indent)
+
+    def __repr__(self) -> str:
+        m = self.metrics
+        return (
+            f"<SimResult {m['scheduler']} cpus={m['cpus']} tasks={len(m['tasks'])} "
+            f"duration={m['duration_us'] / 1e6:.3f}s switches={m['context_switches']}>"
+        )
+
+
+def _set_pairs(set_: Union[None, Mapping[str, int], Iterable[str]]) -> List[Tuple[str, int]]:
+    if set_ is None:
+        return []
+    if isinstance(set_, Mapping):
+        items = list(set_.items())
+    else:
+        items = []
+        for kv in set_:
+            if "=" not in kv:
+                raise _native.ConfigError(f"--set expects NAME=VALUE, got {kv!r}")
+            k, v = kv.split("=", 1)
+            items.append((k.strip(), v.strip()))
+    out = []
+    for k, v in items:
+        try:
+            out.append((str(k), int(str(v).replace("_", ""))))
+        except ValueError:
+            raise _native.ConfigError(f"tunable {k} needs an integer, got {v!r}") from None
+    return out
+
+
+def simulate(
+    workload: WorkloadLike,
+    scheduler: str = "eevdf",
+    cpus: int = 1,
+    *,
+    smt: int = 1,
+    cpus_per_llc: int = 0,
+    hz: int = 250,
+    duration: Union[None, str, float] = None,
+    seed: int = 0,
+    set: Union[None, Mapping[str, int], Iterable[str]] = None,  # noqa: A002
+    trace: bool = False,
+    fairness_tasks: Optional[List[str]] = None,
+    progress: Optional[Callable[[int, Optional[int]], None]] = None,
+) -> SimResult:
+    """Simulate an rt-app workload (a path, a JSON string or a dict).
+
+    ``duration`` overrides the workload's ``global.duration`` (seconds or a
+    string like ``"500ms"``); ``set`` overrides tunables (see
+    :func:`schedulers`); ``trace=True`` records scheduler events for
+    :meth:`SimResult.write_perfetto`.
+    """
+    text, source = _load(workload)
+    config = {
+        "scheduler": scheduler,
+        "cpus": cpus,
+        "smt": smt,
+        "cpus_per_llc": cpus_per_llc,
+        "hz": hz,
+        "duration_ns": None if duration is None else parse_duration(duration),
+        "seed": seed,
+        "set": _set_pairs(set),
+        "trace": trace,
+        "fairness_tasks": list(fairness_tasks or []),
+    }
+    return SimResult(_native.simulate(text, source, config, progress))

@@ -1,0 +1,199 @@
+"""The ``schedlab`` command."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import List, Optional, Sequence
+
+from . import _native
+from .api import SimResult, check, parse_duration, schedulers, simulate
+from .report import compare_table, task_table
+
+PERFETTO_EXT = (".pftrace", ".perfetto-trace", ".pb")
+
+
+class _Progress:
+    """A progress bar on stderr, shown only for runs longer than ~1 s."""
+
+    def __init__(self, label: str, enabled: bool):
+        self.label = label
+        self.enabled = enabled
+        self.start = time.monotonic()
+        self.shown = False
+
+    def __call__(self, now_ns: int, end_ns: Optional[int]) -> None:
+        if not self.enabled or time.monotonic() - self.start < 1.0:
+            return
+        self.shown = True
+        if end_ns:
+            frac = min(1.0, now_ns / end_ns)
+            bar = "#" * int(frac * 30)
+            msg = f"{self.label} [{bar:<30}] {frac * 100:5.1f}% {now_ns / 1e9:.2f}/{end_ns / 1e9:.2f} s"
+        else:
+            msg = f"{self.label} {now_ns / 1e9:.2f} s simulated"
+        sys.stderr.write("\r" + msg)
+        sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.shown:
+            sys.stderr.write("\n")
+
+
+def _positive(v: str) -> int:
+    try:
+        n = int(v)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {v!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {v!r}")
+    return n
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="schedlab", description="A laboratory for Linux CPU schedulers.")
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    r = sub.add_parser("run", help="simulate an rt-app workload")
+    r.add_argument("workload", help="rt-app JSON file")
+    r.add_argument("--scheduler", default="eevdf",
+                   help="scheduler, or a comma-separated list to compare (default eevdf)")
+    r.add_argument("--cpus", type=_positive, default=1)
+    r.add_argument("--smt", type=_positive, default=1, help="hardware threads per core")
+    r.add_argument("--llc", type=int, default=0, help="CPUs per last-level cache (0 = all)")
+    r.add_argument("--hz", type=_positive, default=250)
+    r.add_argument("--duration", help="override global.duration: seconds or 500ms, 2s, ...")
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--set", action="append", default=[], metavar="K=V", help="set a tunable")
+    r.add_argument("--trace", metavar="FILE",
+                   help="write a trace: .pftrace (Perfetto) or any other name (ftrace text)")
+    r.add_argument("--trace-format", choices=["perfetto", "ftrace"])
+    r.add_argument("--json", metavar="FILE", help="write all metrics as JSON")
+    r.add_argument("--fairness", help="comma-separated tasks for Jain's index (default all)")
+    r.add_argument("--quiet", action="store_true", help="no table, no progress bar")
+
+    c = sub.add_parser("check", help="validate a workload without running it")
+    c.add_argument("workload")
+
+    s = sub.add_parser("schedulers", help="list schedulers and their tunables")
+    s.add_argument("--json", action="store_true")
+
+    sub.add_parser("metrics", help="describe every metric field")
+    return p
+
+
+def _trace_path(result: SimResult, path: str, fmt: Optional[str], scheduler: str, multi: bool) -> str:
+    if multi:
+        root, ext = os.path.splitext(path)
+        path = f"{root}.{scheduler}{ext}"
+    perfetto = fmt == "perfetto" or (fmt is None and path.endswith(PERFETTO_EXT))
+    if perfetto:
+        result.write_perfetto(path)
+    else:
+        result.write_ftrace(path)
+    return path
+
+
+def _write_json(path: str, data: object) -> None:
+    tmp = f"{path}.partial-{os.getpid()}"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=2)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def _cmd_run(a: argparse.Namespace) -> int:
+    names = [s.strip() for s in a.scheduler.split(",") if s.strip()]
+    duration = parse_duration(a.duration) if a.duration else None
+    fairness = [x for x in (a.fairness or "").split(",") if x]
+    results: List[SimResult] = []
+    show = not a.quiet and sys.stderr.isatty()
+    for name in names:
+        bar = _Progress(name, show)
+        try:
+            res = simulate(a.workload, name, a.cpus, smt=a.smt, cpus_per_llc=a.llc, hz=a.hz,
+                           duration=duration / 1e9 if duration else None, seed=a.seed, set=a.set,
+                           trace=bool(a.trace), fairness_tasks=fairness, progress=bar)
+        finally:
+            bar.done()
+        results.append(res)
+    for name, res in zip(names, results):
+        if a.trace:
+            out = _trace_path(res, a.trace, a.trace_format, name, len(names) > 1)
+            if not a.quiet:
+                print(f"trace: {out}", file=sys.stderr)
+    if a.json:
+        data = results[0].metrics if len(results) == 1 else {n: r.metrics for n, r in zip(names, results)}
+        _write_json(a.json, data)
+    if not a.quiet:
+        if len(results) == 1:
+            print(task_table(results[0]))
+        else:
+            print(compare_table(names, results))
+    return 0
+
+
+def _cmd_schedulers(a: argparse.Namespace) -> int:
+    info = schedulers()
+    if a.json:
+        print(json.dumps(info, indent=2))
+        return 0
+    for s in info["schedulers"]:
+        print(f"{s['name']:<8} {s['description']}")
+        print(f"{'':<8} spec: {s['spec']}")
+        for t in s["tunables"]:
+            print(f"{'':<10}{t['name']:<26} default {t['default']:<10} {t['doc']}")
+        print()
+    print("engine tunables (every scheduler):")
+    for t in info["engine_tunables"]:
+        print(f"{'':<10}{t['name']:<26} default {t['default']:<10} {t['doc']}")
+    return 0
+
+
+def _cmd_check(a: argparse.Namespace) -> int:
+    wl = check(a.workload)
+    threads = sum(t["instances"] for t in wl["tasks"])
+    dur = wl["duration"]
+    print(f"{wl['source']}: ok: {len(wl['tasks'])} task objects, {threads} threads, "
+          f"duration {dur / 1e9 if dur else 'until all threads end'}"
+          f"{' s' if dur else ''}")
+    for w in wl["warnings"]:
+        print(f"warning: {w}")
+    return 0
+
+
+def _cmd_metrics(_: argparse.Namespace) -> int:
+    from .api import metric_descriptions
+
+    for struct, fields in metric_descriptions().items():
+        print(f"[{struct}]")
+        for k, v in fields.items():
+            print(f"  {k:<28} {v}")
+    return 0
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = _parser().parse_args(argv)
+    handlers = {"run": _cmd_run, "check": _cmd_check, "schedulers": _cmd_schedulers,
+                "metrics": _cmd_metrics}
+    try:
+        return handlers[args.cmd](args)
+    except (_native.WorkloadError, _native.ConfigError, _native.SimulationError,
+            FileNotFoundError, IsADirectoryError, PermissionError) as e:
+        print(f"schedlab: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("schedlab: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

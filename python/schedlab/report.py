@@ -1,0 +1,62 @@
+"""Plain-text tables for the terminal."""
+
+from __future__ import annotations
+
+from typing import List, Sequence
+
+from .api import SimResult
+
+
+def _fmt(v: object, width: int) -> str:
+    if isinstance(v, float):
+        s = f"{v:.1f}" if abs(v) >= 10 else f"{v:.3f}"
+    else:
+        s = str(v)
+    return s.rjust(width)
+
+
+def task_table(r: SimResult) -> str:
+    m = r.metrics
+    head = (f"{m['scheduler']} on {m['cpus']} CPU(s), HZ={m['hz']}, "
+            f"{m['duration_us'] / 1e6:.3f} s simulated, {m['context_switches']} context switches "
+            f"({m['context_switches_per_sec']:.0f}/s), {m['migrations']} migrations, "
+            f"Jain {m['jain_fairness']:.4f}")
+    cols = [("task", "name", 14), ("nice", "nice", 5), ("cpu ms", "cpu_time_us", 10),
+            ("share", "cpu_share", 7), ("wait ms", "wait_time_us", 10),
+            ("lat p50", "wakeup_latency_p50_us", 9), ("lat p99", "wakeup_latency_p99_us", 9),
+            ("lat max", "wakeup_latency_max_us", 9), ("vcsw", "nvcsw", 7),
+            ("ivcsw", "nivcsw", 7), ("migr", "migrations", 6), ("miss", "missed_activations", 5)]
+    lines = [head, " ".join(h.rjust(w) if i else h.ljust(w) for i, (h, _, w) in enumerate(cols))]
+    for t in m["tasks"]:
+        row = []
+        for i, (_, k, w) in enumerate(cols):
+            v = t[k]
+            if k in ("cpu_time_us", "wait_time_us"):
+                v = v / 1000.0
+            row.append(str(v)[:w].ljust(w) if i == 0 else _fmt(v, w))
+        lines.append(" ".join(row))
+    lines.append("latencies in µs (waking to running); times in ms")
+    for w in m["warnings"]:
+        lines.append(f"warning: {w}")
+    return "\n".join(lines)
+
+
+def compare_table(names: Sequence[str], results: List[SimResult]) -> str:
+    lines = ["per-task CPU share and p99 wakeup latency (µs) by scheduler"]
+    head = "task".ljust(16) + "".join(f"{n + ' share':>14}{n + ' p99':>12}" for n in names)
+    lines.append(head)
+    tasks = [t["name"] for t in results[0].metrics["tasks"]]
+    by = [{t["name"]: t for t in r.metrics["tasks"]} for r in results]
+    for name in tasks:
+        row = name[:15].ljust(16)
+        for b in by:
+            t = b.get(name)
+            row += (f"{t['cpu_share']:>14.4f}{t['wakeup_latency_p99_us']:>12.1f}" if t
+                    else f"{'-':>14}{'-':>12}")
+        lines.append(row)
+    lines.append("")
+    for n, r in zip(names, results):
+        m = r.metrics
+        lines.append(f"{n}: {m['context_switches_per_sec']:.0f} switches/s, "
+                     f"{m['migrations']} migrations, Jain {m['jain_fairness']:.4f}")
+    return "\n".join(lines)
