@@ -196,6 +196,12 @@ pub trait SchedClass {
         vec![]
     }
 
+    /// Check the class's internal invariants (for tests): Err describes
+    /// the first violation.
+    fn check_invariants(&self, _m: &Machine) -> Result<(), String> {
+        Ok(())
+    }
+
     /// Time a class wants the engine to keep its tick running even when no
     /// task is current (none so far; reserved for bandwidth timers).
     fn next_timer(&self) -> Option<Ns> {

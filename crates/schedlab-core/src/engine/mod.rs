@@ -413,6 +413,40 @@ impl Simulator {
         Ok(self.is_done())
     }
 
+    /// Check every class's invariants and the engine's own (tests use this
+    /// between steps).
+    pub fn check_invariants(&self) -> Result<(), String> {
+        for c in &self.classes {
+            c.check_invariants(&self.m)?;
+        }
+        for (cpu, rq) in self.m.rqs.iter().enumerate() {
+            if let Some(t) = rq.curr {
+                if self.m.tasks[t].cpu != cpu {
+                    return Err(format!(
+                        "task {t} current on cpu {cpu} but task_cpu is {}",
+                        self.m.tasks[t].cpu
+                    ));
+                }
+                if !self.m.tasks[t].affinity.contains(cpu) {
+                    return Err(format!("task {t} runs on cpu {cpu} outside its affinity"));
+                }
+            }
+            let queued = self
+                .m
+                .tasks
+                .iter()
+                .filter(|t| t.cpu == cpu && t.is_queued())
+                .count();
+            if queued != rq.nr_running as usize {
+                return Err(format!(
+                    "cpu {cpu}: nr_running {} but {queued} queued tasks",
+                    rq.nr_running
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Whether the run is over.
     pub fn is_done(&self) -> bool {
         self.finished_at.is_some() || self.events.peek_time().is_none()

@@ -26,7 +26,8 @@ use crate::machine::Machine;
 use crate::task::TaskId;
 use crate::workload::Policy;
 
-fn div_floor(a: i128, b: i128) -> i128 {
+/// Division rounding toward −∞ (`avg_vruntime`'s "left bias").
+pub(super) fn floor_div(a: i128, b: i128) -> i128 {
     let q = a / b;
     if (a % b != 0) && ((a < 0) != (b < 0)) {
         q - 1
@@ -41,7 +42,7 @@ impl Fair {
     }
 
     /// Σ(v·w) and Σw over the queue including current.
-    fn avg_sums(&self, rq: RqId) -> (i128, i128) {
+    pub(super) fn avg_sums(&self, rq: RqId) -> (i128, i128) {
         let q = &self.cfs[rq];
         let (mut sum, mut load) = (q.avg_vsum, q.avg_load as i128);
         if let Some(c) = self.curr_on_rq(rq) {
@@ -58,7 +59,7 @@ impl Fair {
         if load == 0 {
             return self.cfs[rq].last_v;
         }
-        let v = div_floor(sum, load) as i64;
+        let v = floor_div(sum, load) as i64;
         self.cfs[rq].last_v = v;
         v
     }
@@ -310,7 +311,7 @@ impl Fair {
                 // Temporarily re-add to compute V over the full queue.
                 let e = &self.se[se];
                 let (s, l) = self.avg_sums(rq);
-                div_floor(s + e.vruntime as i128 * w_old, (l + w_old).max(1)) as i64
+                floor_div(s + e.vruntime as i128 * w_old, (l + w_old).max(1)) as i64
             } else {
                 self.avg_vruntime(rq)
             };

@@ -1,0 +1,124 @@
+//! Property tests over random workloads: engine and class invariants hold
+//! at every step, the trace never shows a task on two CPUs, affinity is
+//! respected, busy + idle = elapsed, and runs are deterministic.
+
+mod common;
+use common::*;
+use proptest::prelude::*;
+use schedlab_core::config::{SchedulerKind, SimConfig};
+use schedlab_core::engine::Simulator;
+use schedlab_core::trace::{ftrace, perfetto, TraceEvent};
+use schedlab_core::workload::Workload;
+
+fn task_json(i: usize, nice: i32, run: u64, sleep: u64, cpus: &[usize], mode: u8) -> String {
+    let aff = if cpus.is_empty() {
+        String::new()
+    } else {
+        format!(", \"cpus\": {cpus:?}")
+    };
+    let body = match mode {
+        0 => format!("\"run\": {run}, \"sleep\": {sleep}"),
+        1 => format!(
+            "\"run\": {run}, \"timer\": {{\"ref\": \"unique\", \"period\": {}}}",
+            run + sleep + 1
+        ),
+        2 => format!("\"lock\": \"m\", \"run\": {run}, \"unlock\": \"m\", \"sleep\": {sleep}"),
+        _ => format!("\"run\": {run}, \"yield\": \"\", \"sleep0\": {sleep}"),
+    };
+    format!("\"t{i}\": {{\"priority\": {nice}{aff}, {body}}}")
+}
+
+fn workload() -> impl Strategy<Value = (String, usize, SchedulerKind)> {
+    let task = (
+        -20i32..20,
+        1u64..20_000,
+        0u64..20_000,
+        proptest::collection::vec(0usize..4, 0..3),
+        0u8..4,
+    );
+    (
+        proptest::collection::vec(task, 1..8),
+        1usize..5,
+        any::<bool>(),
+    )
+        .prop_map(|(ts, cpus, cfs)| {
+            let tasks: Vec<String> = ts
+                .iter()
+                .enumerate()
+                .map(|(i, (n, r, s, aff, mode))| {
+                    let aff: Vec<usize> = aff.iter().map(|c| c % cpus).collect();
+                    task_json(i, *n, *r, *s, &aff, *mode)
+                })
+                .collect();
+            let text = format!(
+                "{{\"global\": {{\"duration\": 1}}, \"tasks\": {{{}}}}}",
+                tasks.join(", ")
+            );
+            (
+                text,
+                cpus,
+                if cfs {
+                    SchedulerKind::Cfs
+                } else {
+                    SchedulerKind::Eevdf
+                },
+            )
+        })
+}
+
+fn config(kind: SchedulerKind, cpus: usize) -> SimConfig {
+    SimConfig {
+        trace: true,
+        ..cfg(kind, cpus)
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn invariants_hold((text, cpus, kind) in workload()) {
+        let wl = Workload::from_rtapp("prop", &text).expect("generated workload parses");
+        let mut sim = Simulator::new(wl.clone(), config(kind, cpus)).expect("builds");
+        let mut t = 0;
+        loop {
+            t += 10_000_000;
+            let done = sim.run_until(t).expect("runs");
+            prop_assert_eq!(sim.check_invariants(), Ok(()));
+            if done { break; }
+        }
+        let r = sim.finish();
+        let dur = r.metrics.duration_us;
+        for c in &r.metrics.cpu {
+            prop_assert!((c.busy_us + c.idle_us - dur).abs() < 1e-6);
+        }
+        let trace = r.trace.expect("trace recorded");
+        // A task is current on at most one CPU at a time; affinity holds.
+        let mut on: Vec<Option<usize>> = vec![None; trace.tasks.len()];
+        let mut curr: Vec<Option<usize>> = vec![None; cpus];
+        for rec in &trace.records {
+            if let TraceEvent::Switch { prev, next, .. } = rec.ev {
+                prop_assert_eq!(prev, curr[rec.cpu]);
+                if let Some(p) = prev { on[p] = None; }
+                if let Some(n) = next {
+                    prop_assert_eq!(on[n], None, "task {} on two CPUs", n);
+                    on[n] = Some(rec.cpu);
+                    let def = &wl.tasks[n];
+                    if let Some(aff) = &def.attrs.cpus {
+                        prop_assert!(aff.contains(&rec.cpu));
+                    }
+                }
+                curr[rec.cpu] = next;
+            }
+        }
+    }
+
+    #[test]
+    fn same_seed_same_trace((text, cpus, kind) in workload()) {
+        let a = schedlab_core::simulate("p", &text, config(kind, cpus)).expect("runs");
+        let b = schedlab_core::simulate("p", &text, config(kind, cpus)).expect("runs");
+        let (ta, tb) = (a.trace.expect("trace"), b.trace.expect("trace"));
+        prop_assert_eq!(ftrace::render(&ta), ftrace::render(&tb));
+        prop_assert_eq!(perfetto::encode(&ta), perfetto::encode(&tb));
+    }
+}
