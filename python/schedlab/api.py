@@ -114,11 +114,11 @@ class SimResult:
     def has_trace(self) -> bool:
         return self._native.has_trace()
 
-    def write_perfetto(self, path: Union[str, "os.PathLike[str]"]) -> None:
+    def write_perfetto(self, path: Union[str, os.PathLike[str]]) -> None:
         """Write the trace as a Perfetto ``.pftrace`` (needs ``trace=True``)."""
         self._native.write_perfetto(os.fspath(path))
 
-    def write_ftrace(self, path: Union[str, "os.PathLike[str]"]) -> None:
+    def write_ftrace(self, path: Union[str, os.PathLike[str]]) -> None:
         """Write the trace as ftrace text (needs ``trace=True``)."""
         self._native.write_ftrace(os.fspath(path))
 

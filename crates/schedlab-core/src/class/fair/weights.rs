@@ -45,10 +45,10 @@ impl LoadWeight {
             WMULT_IDLEPRIO
         } else if let Some(i) = PRIO_TO_WEIGHT.iter().position(|w| *w == weight) {
             PRIO_TO_WMULT[i]
-        } else if weight == 0 {
-            u32::MAX
         } else {
-            (u32::MAX as u64 / weight).min(u32::MAX as u64) as u32
+            (u32::MAX as u64)
+                .checked_div(weight)
+                .map_or(u32::MAX, |i| i as u32)
         };
         LoadWeight { weight, inv }
     }

@@ -1,0 +1,83 @@
+"""The Python API: inputs, result object, DataFrames, descriptions."""
+
+import json
+
+import pandas as pd
+import pytest
+import schedlab
+
+WL = {
+    "global": {"duration": 2},
+    "tasks": {
+        "a": {"run": 100000},
+        "b": {"priority": 5, "run": 100000},
+        "p": {"run": 1000, "timer": {"ref": "unique", "period": 10000}},
+    },
+}
+
+
+@pytest.mark.parametrize("form", ["dict", "string", "path"])
+def test_inputs_are_equivalent(form, tmp_path):
+    if form == "dict":
+        wl = WL
+    elif form == "string":
+        wl = json.dumps(WL)
+    else:
+        wl = tmp_path / "w.json"
+        wl.write_text(json.dumps(WL))
+    r = schedlab.simulate(wl, "cfs", cpus=1, seed=3)
+    assert r.metrics.scheduler == "cfs" and r.metrics.cpus == 1
+    assert set(r.tasks.index) == {"a", "b", "p"}
+
+
+def test_dataframes_and_metrics():
+    r = schedlab.simulate(WL, cpus=2)
+    assert isinstance(r.tasks, pd.DataFrame) and isinstance(r.cpus, pd.DataFrame)
+    assert len(r.cpus) == 2
+    assert abs(r.cpus.busy_us.sum() - r.tasks.cpu_time_us.sum()) < 1.0
+    acts = r.activations
+    assert list(acts.columns) == ["task", "time_us", "slack_us"]
+    assert (acts.task == "p").all() and len(acts) >= 190
+    assert 0 < r.metrics.jain_fairness <= 1
+
+
+def test_every_metric_is_described():
+    d = schedlab.metric_descriptions()
+    r = schedlab.simulate(WL)
+    assert set(r.metrics) == set(d["run"])
+    assert set(r.metrics.tasks[0]) == set(d["task"])
+    assert set(r.metrics.cpu[0]) == set(d["cpu"])
+    assert "percentile" in schedlab.Metrics.describe("wakeup_latency_p99_us")
+
+
+def test_schedulers_listing():
+    s = schedlab.schedulers()
+    names = [x["name"] for x in s["schedulers"]]
+    assert names == ["eevdf", "cfs"]
+    eevdf = s["schedulers"][0]
+    assert any(t["name"] == "base_slice_ns" and t["default"] == 700000 for t in eevdf["tunables"])
+
+
+def test_tunable_changes_behaviour():
+    hogs = {"global": {"duration": 2}, "tasks": {"h": {"instance": 2, "run": 100000}}}
+    short = schedlab.simulate(hogs, hz=1000)
+    long = schedlab.simulate(hogs, hz=1000, set={"base_slice_ns": 10_000_000})
+    assert short.metrics.context_switches > 5 * long.metrics.context_switches
+
+
+def test_duration_override_and_parse():
+    assert schedlab.parse_duration("250ms") == 250_000_000
+    assert schedlab.parse_duration(1.5) == 1_500_000_000
+    r = schedlab.simulate(WL, duration="500ms")
+    assert r.metrics.duration_us == 500_000
+
+
+def test_fairness_subset():
+    r = schedlab.simulate(WL, fairness_tasks=["a", "b"])
+    assert r.metrics.fairness_tasks == ["a", "b"]
+
+
+def test_determinism_and_seed_independence():
+    a = schedlab.simulate(WL, cpus=2, trace=True, seed=1).ftrace_text()
+    b = schedlab.simulate(WL, cpus=2, trace=True, seed=1).ftrace_text()
+    assert a == b

@@ -1,0 +1,53 @@
+"""The schedlab command."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "schedlab", *args], capture_output=True, text=True)
+
+
+def test_run_table_json_and_trace(root, tmp_path):
+    js, tr = tmp_path / "m.json", tmp_path / "t.pftrace"
+    p = run("run", str(root / "examples" / "mixed.json"), "--cpus", "2", "--duration", "1s",
+            "--json", str(js), "--trace", str(tr))
+    assert p.returncode == 0, p.stderr
+    assert "eevdf on 2 CPU(s)" in p.stdout and "periodic" in p.stdout
+    m = json.loads(js.read_text())
+    assert m["duration_us"] == 1_000_000
+    assert tr.stat().st_size > 1000
+
+
+def test_compare_schedulers(root):
+    p = run("run", str(root / "examples" / "mixed.json"), "--cpus", "2", "--duration", "1",
+            "--scheduler", "eevdf,cfs")
+    assert p.returncode == 0, p.stderr
+    assert "eevdf share" in p.stdout and "cfs share" in p.stdout
+
+
+def test_check_and_schedulers(root):
+    p = run("check", str(root / "examples" / "mixed.json"))
+    assert p.returncode == 0 and "ok: 4 task objects, 5 threads" in p.stdout
+    p = run("schedulers")
+    assert p.returncode == 0 and "base_slice_ns" in p.stdout and "latency_ns" in p.stdout
+    p = run("metrics")
+    assert p.returncode == 0 and "wakeup_latency_p99_9_us" in p.stdout
+
+
+@pytest.mark.parametrize("args", [["--cpus", "0"], ["--set", "nope=1"], ["--duration", "soon"],
+                                  ["--scheduler", "bfs"]])
+def test_bad_options_exit_2(root, args):
+    p = run("run", str(root / "examples" / "mixed.json"), *args)
+    assert p.returncode == 2
+    assert "Traceback" not in p.stderr
+
+
+def test_no_partial_json_on_error(root, tmp_path):
+    js = tmp_path / "m.json"
+    p = run("run", str(root / "tests" / "fixtures" / "bad" / "wrong_type.json"), "--json", str(js))
+    assert p.returncode == 2 and not js.exists()
+    assert list(tmp_path.iterdir()) == []

@@ -1,0 +1,71 @@
+"""Trace export: our .pftrace decodes with the perfetto package's protobuf
+classes and agrees with the ftrace text export."""
+
+import re
+
+import schedlab
+from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+
+WL = {
+    "global": {"duration": 1},
+    "tasks": {
+        "hog": {"instance": 3, "run": 100000},
+        "sleepy": {"sleep": 5000, "run": 500},
+    },
+}
+
+
+def test_perfetto_roundtrip(tmp_path):
+    r = schedlab.simulate(WL, cpus=2, trace=True)
+    path = tmp_path / "t.pftrace"
+    r.write_perfetto(path)
+    trace = pb.Trace.FromString(path.read_bytes())
+    tree = [p.process_tree for p in trace.packet if p.HasField("process_tree")]
+    assert len(tree) == 1
+    threads = {t.tid: t for t in tree[0].threads}
+    assert {t.name for t in threads.values()} == {"hog-0", "hog-1", "hog-2", "sleepy"}
+    hog_tgids = {t.tgid for t in threads.values() if t.name.startswith("hog")}
+    assert len(hog_tgids) == 1  # instances of one task object are threads of one process
+    counts = {"sched_switch": 0, "sched_waking": 0, "sched_wakeup_new": 0, "sched_migrate_task": 0}
+    cpus = set()
+    for p in trace.packet:
+        if not p.HasField("ftrace_events"):
+            continue
+        b = p.ftrace_events
+        cpus.add(b.cpu)
+        ts = [e.timestamp for e in b.event]
+        assert ts == sorted(ts)
+        for e in b.event:
+            kind = e.WhichOneof("event")
+            if kind in counts:
+                counts[kind] += 1
+            if kind == "sched_switch":
+                s = e.sched_switch
+                assert s.prev_pid == 0 or s.prev_pid in threads
+                assert s.next_pid == 0 or s.next_pid in threads
+    assert cpus == {0, 1}
+    assert counts["sched_wakeup_new"] == 4
+    assert counts["sched_waking"] > 100
+    text = r.ftrace_text()
+    assert counts["sched_switch"] == len(re.findall(r"sched_switch:", text))
+    assert counts["sched_switch"] == r.metrics.context_switches
+
+
+def test_ftrace_text_shape(tmp_path):
+    r = schedlab.simulate(WL, cpus=2, trace=True)
+    path = tmp_path / "t.txt"
+    r.write_ftrace(path)
+    lines = [x for x in path.read_text().splitlines() if not x.startswith("#")]
+    pat = re.compile(r"^\s*\S+-\d+\s+\[\d{3}\] \S{5}\s+\d+\.\d{6}: (sched_\w+): ")
+    assert all(pat.match(x) for x in lines), lines[:3]
+    assert any("prev_state=S ==> " in x for x in lines)
+
+
+def test_no_trace_no_file(tmp_path):
+    r = schedlab.simulate(WL)
+    path = tmp_path / "x.pftrace"
+    try:
+        r.write_perfetto(path)
+    except schedlab.ConfigError:
+        pass
+    assert not path.exists()
