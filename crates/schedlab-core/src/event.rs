@@ -14,7 +14,8 @@ use std::collections::BinaryHeap;
 pub enum EventKind {
     /// The periodic scheduler tick of a CPU (`sched_tick`).
     Tick(CpuId),
-    /// The running segment of work on `cpu` ends; stale if `gen` no longer
+    /// The running segment of work on `cpu` ends (delivered from the
+    /// per-CPU slot `Rq::seg_end`, never queued); stale if `gen` no longer
     /// matches the CPU's segment generation.
     SegmentEnd {
         /// CPU whose current task finishes its work item.

@@ -19,6 +19,9 @@ pub struct Rq {
     /// Generation of the current execution segment (stale `SegmentEnd`
     /// events are ignored).
     pub seg_gen: u64,
+    /// When the current execution segment ends (kept here, not in the
+    /// event heap, so preemptions leave no stale events behind).
+    pub seg_end: Option<Ns>,
     /// Start of the current execution segment (after switch costs).
     pub seg_start: Ns,
     /// Busy time so far.

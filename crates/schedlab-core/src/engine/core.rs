@@ -86,7 +86,7 @@ impl Simulator {
         let rq = &mut self.m.rqs[cpu];
         rq.seg_gen += 1;
         rq.seg_start = self.m.now + delay;
-        let gen = rq.seg_gen;
+        rq.seg_end = None;
         let start = rq.seg_start;
         let end = match self.m.tasks[t].prog.busy {
             Some(Busy::Work(left)) => {
@@ -96,8 +96,7 @@ impl Simulator {
             Some(Busy::Until(u)) => u.max(start),
             None => return,
         };
-        self.events
-            .push(end, crate::event::EventKind::SegmentEnd { cpu, gen });
+        self.m.rqs[cpu].seg_end = Some(end);
     }
 
     /// `__schedule` on `cpu`.
@@ -193,6 +192,7 @@ impl Simulator {
         self.m.stats.tasks[p].cpu_time += ran;
         self.m.rqs[cpu].busy_ns += ran;
         self.m.rqs[cpu].seg_gen += 1;
+        self.m.rqs[cpu].seg_end = None;
         let t = &mut self.m.tasks[p];
         t.last_run_end = now;
         if t.state == TaskState::Running {

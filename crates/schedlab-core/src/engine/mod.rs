@@ -397,14 +397,29 @@ impl Simulator {
     /// Run until simulated time `limit` (or the end). Returns true when the
     /// run is over.
     pub fn run_until(&mut self, limit: Ns) -> Result<bool, SimError> {
-        while let Some(t) = self.events.peek_time() {
+        while let Some(t) = self.next_time() {
             if t > limit || self.finished_at.is_some() {
                 break;
             }
-            let Some(ev) = self.events.pop() else { break };
-            self.m.now = ev.time;
+            // Segment ends first at equal times (lowest CPU first), then
+            // queued events in (time, sequence) order: deterministic.
+            let seg = self.m.rqs.iter().position(|r| r.seg_end == Some(t));
+            let kind = match seg {
+                Some(cpu) => {
+                    self.m.rqs[cpu].seg_end = None;
+                    EventKind::SegmentEnd {
+                        cpu,
+                        gen: self.m.rqs[cpu].seg_gen,
+                    }
+                }
+                None => match self.events.pop() {
+                    Some(ev) => ev.kind,
+                    None => break,
+                },
+            };
+            self.m.now = t;
             self.m.stats.events += 1;
-            self.handle(ev.kind)?;
+            self.handle(kind)?;
             self.process_pending();
             if let Some(e) = self.error.take() {
                 return Err(e);
@@ -447,9 +462,18 @@ impl Simulator {
         Ok(())
     }
 
+    /// Time of the next event (queued or segment end).
+    fn next_time(&self) -> Option<Ns> {
+        let seg = self.m.rqs.iter().filter_map(|r| r.seg_end).min();
+        match (seg, self.events.peek_time()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
     /// Whether the run is over.
     pub fn is_done(&self) -> bool {
-        self.finished_at.is_some() || self.events.peek_time().is_none()
+        self.finished_at.is_some() || self.next_time().is_none()
     }
 
     /// Time the run ends (or is expected to end), for progress reporting.

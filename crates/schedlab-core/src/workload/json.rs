@@ -100,8 +100,9 @@ impl<'de> Visitor<'de> for JsonVisitor {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
         let mut v: Vec<(String, Json)> = Vec::new();
+        let mut seen = std::collections::BTreeSet::new();
         while let Some(k) = map.next_key::<String>()? {
-            if v.iter().any(|(e, _)| *e == k) {
+            if !seen.insert(k.clone()) {
                 return Err(de::Error::custom(format!(
                     "duplicate key \"{k}\" (rt-app needs unique keys: use run0, run1, ...)"
                 )));

@@ -30,6 +30,31 @@ use entity::{CfsRq, Entity, RqId, SeId};
 use tunables::{FairParams, Version};
 use weights::LoadWeight;
 
+/// Deepest task-group nesting supported.
+pub const MAX_DEPTH: usize = 16;
+
+/// An entity and its ancestors, bottom-up, without allocating.
+#[derive(Debug, Clone, Copy)]
+pub struct Chain {
+    ids: [SeId; MAX_DEPTH],
+    len: usize,
+}
+
+impl Chain {
+    /// Entities bottom-up.
+    pub fn as_slice(&self) -> &[SeId] {
+        &self.ids[..self.len]
+    }
+}
+
+impl IntoIterator for Chain {
+    type Item = SeId;
+    type IntoIter = std::iter::Take<std::array::IntoIter<SeId, MAX_DEPTH>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.ids.into_iter().take(self.len)
+    }
+}
+
 /// Per task group: its queue and entity on every CPU.
 #[derive(Debug, Clone)]
 pub struct TgRqs {
@@ -119,14 +144,20 @@ impl Fair {
     }
 
     /// Entity chain from `se` up to the root level (`for_each_sched_entity`).
-    pub fn chain(&self, se: SeId) -> Vec<SeId> {
-        let mut v = vec![se];
-        let mut s = se;
-        while let Some(p) = self.se[s].parent {
-            v.push(p);
-            s = p;
+    pub fn chain(&self, se: SeId) -> Chain {
+        let mut c = Chain {
+            ids: [0; MAX_DEPTH],
+            len: 0,
+        };
+        let mut s = Some(se);
+        while let Some(x) = s {
+            if c.len < MAX_DEPTH {
+                c.ids[c.len] = x;
+                c.len += 1;
+            }
+            s = self.se[x].parent;
         }
-        v
+        c
     }
 
     fn cpu_of_rq(&self, rq: RqId) -> CpuId {
@@ -619,8 +650,8 @@ impl SchedClass for Fair {
                     .is_some_and(|s| self.cpu_of_rq(self.se[*s].cfs_rq) == cpu) =>
             {
                 self.chain(self.task_se[n])
-                    .iter()
-                    .map(|s| self.se[*s].cfs_rq)
+                    .into_iter()
+                    .map(|s| self.se[s].cfs_rq)
                     .collect()
             }
             _ => vec![],
@@ -637,7 +668,7 @@ impl SchedClass for Fair {
 
     fn set_next_task(&mut self, m: &mut Machine, cpu: CpuId, next: TaskId) {
         let chain = self.chain(self.task_se[next]);
-        for s in chain.into_iter().rev() {
+        for &s in chain.as_slice().iter().rev() {
             let rq = self.se[s].cfs_rq;
             if self.cfs[rq].curr != Some(s) {
                 self.set_next_entity(m, rq, s);
