@@ -264,11 +264,13 @@ impl Fair {
         }
         let (cpol, ppol) = (m.tasks[curr].policy, m.tasks[p].policy);
         let mut preempt = cpol == Policy::Idle && ppol != Policy::Idle;
+        let mut matched = se0;
         if !preempt {
             if ppol != Policy::Other || !self.p.wakeup_preemption {
                 return;
             }
             let (se, pse) = self.find_matching_se(se0, pse0);
+            matched = se;
             let (ci, pi) = (self.se[se].idle, self.se[pse].idle);
             if ci && !pi {
                 preempt = true;
@@ -289,8 +291,10 @@ impl Fair {
             return;
         }
         m.resched(cpu);
-        if self.p.last_buddy && scale && self.se[se0].on_rq {
-            self.set_buddy(se0, 1);
+        // LAST_BUDDY applies only when the preempted entity is a task.
+        let is_task = self.se[matched].task.is_some();
+        if self.p.last_buddy && scale && is_task && self.se[matched].on_rq {
+            self.set_buddy(matched, 1);
         }
     }
 }
