@@ -39,8 +39,6 @@ pub struct Process {
 pub enum MigrationKind {
     /// Load balancing moved a queued task.
     Balance,
-    /// Active balance pushes the running task.
-    Active,
 }
 
 /// A class asks the engine to move a queued task to another CPU.

@@ -24,7 +24,6 @@
 
 pub mod fair;
 
-use crate::clock::Ns;
 use crate::cpuset::CpuId;
 use crate::machine::Machine;
 use crate::task::TaskId;
@@ -200,11 +199,5 @@ pub trait SchedClass {
     /// the first violation.
     fn check_invariants(&self, _m: &Machine) -> Result<(), String> {
         Ok(())
-    }
-
-    /// Time a class wants the engine to keep its tick running even when no
-    /// task is current (none so far; reserved for bandwidth timers).
-    fn next_timer(&self) -> Option<Ns> {
-        None
     }
 }

@@ -18,7 +18,7 @@
 //! the sums are i128 (no overflow possible); §1 notes v0 does not change V.
 
 use super::entity::{RqId, SeId};
-use super::weights::{calc_delta_fair, LoadWeight};
+use super::weights::calc_delta_fair;
 use super::Fair;
 use crate::class::{DequeueFlags, EnqueueFlags, WakeFlags};
 use crate::cpuset::CpuId;
@@ -325,7 +325,6 @@ impl Fair {
                 e.deadline = (e.deadline as i128 * w_old / w_new_i) as i64;
             }
         }
-        let _ = LoadWeight::new(w_new);
     }
 
     /// `check_preempt_wakeup_fair` (6.12.117 order, §6).
