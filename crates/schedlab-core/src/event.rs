@@ -14,14 +14,12 @@ use std::collections::BinaryHeap;
 pub enum EventKind {
     /// The periodic scheduler tick of a CPU (`sched_tick`).
     Tick(CpuId),
-    /// The running segment of work on `cpu` ends (delivered from the
-    /// per-CPU slot `Rq::seg_end`, never queued); stale if `gen` no longer
-    /// matches the CPU's segment generation.
+    /// The running segment of work on `cpu` ends. Delivered from the
+    /// per-CPU slot `Rq::seg_end`, never queued; the slot is cleared when
+    /// the task is switched out, so a delivered end is never stale.
     SegmentEnd {
         /// CPU whose current task finishes its work item.
         cpu: CpuId,
-        /// Segment generation at scheduling time.
-        gen: u64,
     },
     /// A sleeping task's timer expires (sleep, timer event, start delay).
     Wake {

@@ -16,9 +16,6 @@ pub struct Rq {
     pub need_resched: bool,
     /// When the current task (or idle) started running.
     pub curr_since: Ns,
-    /// Generation of the current execution segment (stale `SegmentEnd`
-    /// events are ignored).
-    pub seg_gen: u64,
     /// When the current execution segment ends (kept here, not in the
     /// event heap, so preemptions leave no stale events behind).
     pub seg_end: Option<Ns>,

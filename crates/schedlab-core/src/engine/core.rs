@@ -84,7 +84,6 @@ impl Simulator {
             return;
         };
         let rq = &mut self.m.rqs[cpu];
-        rq.seg_gen += 1;
         rq.seg_start = self.m.now + delay;
         rq.seg_end = None;
         let start = rq.seg_start;
@@ -191,7 +190,6 @@ impl Simulator {
         let ran = now - self.m.rqs[cpu].curr_since;
         self.m.stats.tasks[p].cpu_time += ran;
         self.m.rqs[cpu].busy_ns += ran;
-        self.m.rqs[cpu].seg_gen += 1;
         self.m.rqs[cpu].seg_end = None;
         let t = &mut self.m.tasks[p];
         t.last_run_end = now;

@@ -407,10 +407,7 @@ impl Simulator {
             let kind = match seg {
                 Some(cpu) => {
                     self.m.rqs[cpu].seg_end = None;
-                    EventKind::SegmentEnd {
-                        cpu,
-                        gen: self.m.rqs[cpu].seg_gen,
-                    }
+                    EventKind::SegmentEnd { cpu }
                 }
                 None => match self.events.pop() {
                     Some(ev) => ev.kind,
@@ -490,13 +487,11 @@ impl Simulator {
     fn handle(&mut self, ev: EventKind) -> Result<(), SimError> {
         match ev {
             EventKind::Tick(cpu) => self.tick(cpu),
-            EventKind::SegmentEnd { cpu, gen } => {
-                if self.m.rqs[cpu].seg_gen == gen {
-                    if let Some(t) = self.m.rqs[cpu].curr {
-                        self.settle(cpu);
-                        self.m.tasks[t].prog.busy = None;
-                        self.step(t)?;
-                    }
+            EventKind::SegmentEnd { cpu } => {
+                if let Some(t) = self.m.rqs[cpu].curr {
+                    self.settle(cpu);
+                    self.m.tasks[t].prog.busy = None;
+                    self.step(t)?;
                 }
             }
             EventKind::Wake { task, gen } => {

@@ -157,7 +157,7 @@ impl Balancer {
     }
 
     /// imbalance_pct of the smallest domain of `this` that spans `prev`.
-    pub fn affine_pct(&self, _topo: &Topology, this: CpuId, prev: CpuId) -> u64 {
+    pub fn affine_pct(&self, this: CpuId, prev: CpuId) -> u64 {
         self.doms[this]
             .iter()
             .find(|d| d.span.contains(prev))

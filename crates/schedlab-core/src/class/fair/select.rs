@@ -109,7 +109,7 @@ impl Fair {
             return prev;
         }
         // wake_affine_weight with WA_BIAS
-        let pct = self.lb.affine_pct(&m.topo, this, prev);
+        let pct = self.lb.affine_pct(this, prev);
         let task_load = self.task_h_load(m, p);
         let this_eff =
             (self.cpu_load(m, this) + task_load) as u128 * 100 * m.topo.cpu(prev).capacity as u128;
