@@ -21,6 +21,9 @@ pub use error::WorkloadError;
 use crate::clock::Ns;
 use serde::Serialize;
 
+/// Deepest cgroup nesting a workload may use (`/a/b/...`, components).
+pub const MAX_GROUP_DEPTH: usize = 15;
+
 /// Scheduling policy of a task (`sched_setattr` policy).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Policy {

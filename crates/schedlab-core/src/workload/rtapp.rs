@@ -253,6 +253,13 @@ impl Parser<'_> {
                 format!("expected a cgroup path like \"/group/sub\", found \"{g}\""),
             );
         }
+        let depth = g[1..].split('/').count();
+        if depth > MAX_GROUP_DEPTH {
+            return self.err(
+                path,
+                format!("cgroup path \"{g}\" is {depth} levels deep; at most {MAX_GROUP_DEPTH} are supported"),
+            );
+        }
         Ok(())
     }
 
@@ -616,6 +623,12 @@ mod tests {
         assert_eq!(e.path, "tasks.t.priority");
         let e = err(r#"{"tasks": {"t": {"phases": {"a": {"loop": 0, "run": 1}}}}}"#);
         assert_eq!(e.path, "tasks.t.phases.a.loop");
+        let deep = format!("/{}", vec!["g"; MAX_GROUP_DEPTH + 1].join("/"));
+        let e = err(&format!(
+            r#"{{"tasks": {{"t": {{"run": 1, "taskgroup": "{deep}"}}}}}}"#
+        ));
+        assert_eq!(e.path, "tasks.t.taskgroup");
+        assert!(e.message.contains("at most 15"), "{}", e.message);
         let e = err(r#"{"tasks": {"t": {"run": 1, "fork": "nope"}}}"#);
         assert!(e.message.contains("unknown task"));
     }

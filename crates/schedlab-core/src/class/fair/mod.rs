@@ -30,8 +30,9 @@ use entity::{CfsRq, Entity, RqId, SeId};
 use tunables::{FairParams, Version};
 use weights::LoadWeight;
 
-/// Deepest task-group nesting supported.
-pub const MAX_DEPTH: usize = 16;
+/// Longest entity chain: a task below the deepest task group the workload
+/// parser accepts (`workload::MAX_GROUP_DEPTH`), so `chain` never truncates.
+pub const MAX_DEPTH: usize = crate::workload::MAX_GROUP_DEPTH + 1;
 
 /// An entity and its ancestors, bottom-up, without allocating.
 #[derive(Debug, Clone, Copy)]
