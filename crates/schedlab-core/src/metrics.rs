@@ -259,9 +259,11 @@ pub fn collect(
             .map(|t| t.name.clone())
             .collect()
     };
+    let fair_set: std::collections::BTreeSet<&str> =
+        fairness_tasks.iter().map(String::as_str).collect();
     let xs: Vec<f64> = tasks
         .iter()
-        .filter(|t| fairness_tasks.contains(&t.name))
+        .filter(|t| fair_set.contains(t.name.as_str()))
         .map(|t| t.cpu_time_us)
         .collect();
     let cs: u64 = m.rqs.iter().map(|r| r.nr_switches).sum();

@@ -78,6 +78,13 @@ pub struct Simulator {
     ns_per_loop: Option<u64>,
     instance_counter: Vec<u32>,
     next_pid: u32,
+    /// Next periodic tick: (time, next CPU to tick at that time). Every CPU
+    /// ticks at the same jiffy boundaries (no sched_skew_tick), CPUs in
+    /// index order; ticks live outside the heap because there are as many
+    /// of them as of all other events together.
+    next_tick: (Ns, crate::cpuset::CpuId),
+    /// Process name → index in `m.processes` (lookup only, never iterated).
+    process_index: std::collections::HashMap<String, usize>,
     autogroup: bool,
     autogroups: Vec<(String, usize)>,
     steps_without_time: u64,
@@ -167,6 +174,8 @@ impl Simulator {
             ns_per_loop,
             instance_counter: vec![0; wl.tasks.len()],
             next_pid: 1000,
+            next_tick: (0, 0),
+            process_index: std::collections::HashMap::new(),
             autogroup,
             autogroups: vec![],
             steps_without_time: 0,
@@ -336,10 +345,7 @@ impl Simulator {
 
     /// Create the initial threads and the first ticks.
     fn start(&mut self) {
-        let tick = self.m.tick_ns();
-        for cpu in 0..self.m.nr_cpus() {
-            self.events.push(tick, EventKind::Tick(cpu));
-        }
+        self.next_tick = (self.m.tick_ns(), 0);
         if let Some(end) = self.end {
             self.events.push(end, EventKind::End);
         }
@@ -353,10 +359,13 @@ impl Simulator {
 
     /// Process of a new thread of task object `def`, created on first use.
     fn process_for(&mut self, def: usize) -> usize {
-        let name = self.wl.tasks[def].process.clone();
-        if let Some(i) = self.m.processes.iter().position(|p| p.name == name) {
+        let name = &self.wl.tasks[def].process;
+        if let Some(&i) = self.process_index.get(name) {
             return i;
         }
+        let name = name.clone();
+        self.process_index
+            .insert(name.clone(), self.m.processes.len());
         self.next_pid += 1;
         self.m.processes.push(Process {
             name,
@@ -401,18 +410,26 @@ impl Simulator {
             if t > limit || self.finished_at.is_some() {
                 break;
             }
-            // Segment ends first at equal times (lowest CPU first), then
-            // queued events in (time, sequence) order: deterministic.
+            // At equal times: segment ends (lowest CPU first), then queued
+            // events in (time, sequence) order, then ticks (lowest CPU
+            // first). Deterministic.
             let seg = self.m.rqs.iter().position(|r| r.seg_end == Some(t));
-            let kind = match seg {
-                Some(cpu) => {
-                    self.m.rqs[cpu].seg_end = None;
-                    EventKind::SegmentEnd { cpu }
-                }
-                None => match self.events.pop() {
+            let kind = if let Some(cpu) = seg {
+                self.m.rqs[cpu].seg_end = None;
+                EventKind::SegmentEnd { cpu }
+            } else if self.events.peek_time() == Some(t) {
+                match self.events.pop() {
                     Some(ev) => ev.kind,
                     None => break,
-                },
+                }
+            } else {
+                let (at, cpu) = self.next_tick;
+                self.next_tick = if cpu + 1 < self.m.nr_cpus() {
+                    (at, cpu + 1)
+                } else {
+                    (at + self.m.tick_ns(), 0)
+                };
+                EventKind::Tick(cpu)
             };
             self.m.now = t;
             self.m.stats.events += 1;
@@ -462,10 +479,13 @@ impl Simulator {
     /// Time of the next event (queued or segment end).
     fn next_time(&self) -> Option<Ns> {
         let seg = self.m.rqs.iter().filter_map(|r| r.seg_end).min();
-        match (seg, self.events.peek_time()) {
+        let queued = match (seg, self.events.peek_time()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
-        }
+        };
+        // Ticks alone never keep a run going: with nothing else pending,
+        // every task has exited or sleeps forever.
+        queued.map(|q| q.min(self.next_tick.0))
     }
 
     /// Whether the run is over.
@@ -513,13 +533,6 @@ impl Simulator {
         for c in 0..self.classes.len() {
             self.classes[c].tick_balance(&mut self.m, cpu);
         }
-        let all_dead = !self.m.tasks.is_empty() && self.m.tasks.iter().all(|t| t.exited.is_some());
-        if all_dead {
-            self.finished_at = Some(self.m.now);
-            return;
-        }
-        self.events
-            .push(self.m.now + self.m.tick_ns(), EventKind::Tick(cpu));
     }
 
     /// Finish accounting and build the result.
