@@ -214,11 +214,7 @@ impl Fair {
             let second = if Some(se) == curr {
                 first
             } else {
-                let after = q
-                    .tree
-                    .range((self.se[se].key.0, self.se[se].key.1 + 1, 0)..)
-                    .next()
-                    .map(|k| k.2);
+                let after = q.tree.after(self.se[se].key.0, self.se[se].key.1).next();
                 match (after, curr) {
                     (None, c) => c,
                     (Some(a), Some(c)) if self.se[c].vruntime < self.se[a].vruntime => Some(c),

@@ -238,7 +238,7 @@ impl Fair {
     /// Smallest requested slice on a queue (`cfs_rq_min_slice`).
     pub(super) fn cfs_rq_min_slice(&self, rq: RqId) -> u64 {
         let q = &self.cfs[rq];
-        let tree = q.tree.iter().map(|k| self.se[k.2].slice);
+        let tree = q.tree.iter().map(|s| self.se[s].slice);
         let curr = self.curr_on_rq(rq).map(|c| self.se[c].slice);
         tree.chain(curr).min().unwrap_or(self.p.base_slice)
     }
@@ -260,11 +260,12 @@ impl Fair {
                 return Some(c);
             }
         }
+        // V's sums do not change during the scan: compute them once.
+        let (sum, load) = self.avg_sums(rq);
         let best = self.cfs[rq]
             .tree
             .iter()
-            .map(|k| k.2)
-            .find(|s| self.entity_eligible(rq, *s));
+            .find(|s| sum >= self.se[*s].vruntime as i128 * load);
         let best = match (best, curr) {
             (None, c) => c,
             (Some(b), Some(c)) if self.se[c].deadline < self.se[b].deadline => Some(c),

@@ -189,7 +189,7 @@ impl Fair {
         self.seq += 1;
         let key = (self.tree_key(se), self.seq);
         self.se[se].key = key;
-        self.cfs[rq].tree.insert((key.0, key.1, se));
+        self.cfs[rq].tree.insert(key.0, key.1, se);
         if self.p.version == Version::Eevdf {
             let e = &self.se[se];
             let (v, w) = (e.vruntime as i128, e.w());
@@ -201,7 +201,7 @@ impl Fair {
     /// `__dequeue_entity`.
     fn tree_remove(&mut self, rq: RqId, se: SeId) {
         let key = self.se[se].key;
-        self.cfs[rq].tree.remove(&(key.0, key.1, se));
+        self.cfs[rq].tree.remove(key.0, key.1);
         if self.p.version == Version::Eevdf {
             let e = &self.se[se];
             let (v, w) = (e.vruntime as i128, e.w());
@@ -643,24 +643,27 @@ impl SchedClass for Fair {
     }
 
     fn put_prev_task(&mut self, m: &mut Machine, cpu: CpuId, prev: TaskId, next: Option<TaskId>) {
-        let next_rqs: Vec<RqId> = match next {
+        // Queues on next's path: put_prev stops where the two paths meet.
+        let next_chain = match next {
             Some(n)
                 if self
                     .task_se
                     .get(n)
                     .is_some_and(|s| self.cpu_of_rq(self.se[*s].cfs_rq) == cpu) =>
             {
-                self.chain(self.task_se[n])
-                    .into_iter()
-                    .map(|s| self.se[s].cfs_rq)
-                    .collect()
+                Some(self.chain(self.task_se[n]))
             }
-            _ => vec![],
+            _ => None,
+        };
+        let on_next_path = |me: &Self, rq: RqId| {
+            next_chain
+                .as_ref()
+                .is_some_and(|c| c.as_slice().iter().any(|s| me.se[*s].cfs_rq == rq))
         };
         for s in self.chain(self.task_se[prev]) {
             let rq = self.se[s].cfs_rq;
             self.put_prev_entity(m, rq, s);
-            if next_rqs.contains(&rq) {
+            if on_next_path(self, rq) {
                 break;
             }
         }
@@ -738,7 +741,7 @@ impl SchedClass for Fair {
         for (i, q) in self.cfs.iter().enumerate() {
             let mut load = 0;
             let (mut vsum, mut wsum) = (0i128, 0u64);
-            for &(_, _, s) in &q.tree {
+            for s in q.tree.iter() {
                 let e = &self.se[s];
                 if !e.on_rq || e.cfs_rq != i {
                     return Err(format!("rq {i}: entity {s} in tree but not queued here"));
