@@ -54,6 +54,11 @@ impl Domain {
 pub struct Balancer {
     doms: Vec<Vec<Domain>>,
     max_interval_jiffies: u64,
+    /// Per CPU: `rq->next_balance`, the earliest time any of its domains is
+    /// due, and the busy state it was computed for (§4.1 trigger_load_balance
+    /// only raises the softirq once it is reached). Recomputed when the busy
+    /// state changes, so skipping is exact: no level can be due before it.
+    next_balance: Vec<(Ns, bool)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -143,6 +148,7 @@ impl Balancer {
         Balancer {
             doms,
             max_interval_jiffies: (hz as u64 * n as u64 / 10).max(1),
+            next_balance: vec![(0, false); n],
         }
     }
 
@@ -479,6 +485,8 @@ impl Fair {
         if !self.should_we_balance(m, &env, local) {
             return 0;
         }
+        // Intervals may shrink below: the cached next_balance is stale.
+        self.lb.next_balance[dst].0 = 0;
         let balanced = |f: &mut Fair| {
             let d = &mut f.lb.doms[dst][level];
             d.failed = 0;
@@ -518,18 +526,12 @@ impl Fair {
     pub(super) fn periodic_balance(&mut self, m: &mut Machine, cpu: CpuId) {
         let tick = m.tick_ns();
         let mut busy = !m.is_idle(cpu);
+        let (next, for_busy) = self.lb.next_balance[cpu];
+        if m.now < next && for_busy == busy {
+            return;
+        }
         for level in 0..self.lb.doms[cpu].len() {
-            let d = &self.lb.doms[cpu][level];
-            let mut ms = d.interval_ms;
-            if busy {
-                ms *= 16;
-            }
-            let mut jiffies = (ms * MSEC).div_ceil(tick);
-            if busy {
-                jiffies = jiffies.saturating_sub(1);
-            }
-            let jiffies = jiffies.clamp(1, self.lb.max_interval_jiffies);
-            if m.now >= d.last_balance + jiffies * tick {
+            if m.now >= self.due(cpu, level, busy, tick) {
                 let idle = if busy {
                     IdleType::NotIdle
                 } else {
@@ -541,6 +543,27 @@ impl Fair {
                 self.lb.doms[cpu][level].last_balance = m.now;
             }
         }
+        let next = (0..self.lb.doms[cpu].len())
+            .map(|l| self.due(cpu, l, busy, tick))
+            .min()
+            .unwrap_or(Ns::MAX);
+        self.lb.next_balance[cpu] = (next, busy);
+    }
+
+    /// When `cpu`'s domain at `level` is next due (`get_sd_balance_interval`:
+    /// interval × busy_factor 16 when busy, one jiffy less, clamped).
+    fn due(&self, cpu: CpuId, level: usize, busy: bool, tick: Ns) -> Ns {
+        let d = &self.lb.doms[cpu][level];
+        let mut ms = d.interval_ms;
+        if busy {
+            ms *= 16;
+        }
+        let mut jiffies = (ms * MSEC).div_ceil(tick);
+        if busy {
+            jiffies = jiffies.saturating_sub(1);
+        }
+        let jiffies = jiffies.clamp(1, self.lb.max_interval_jiffies);
+        d.last_balance + jiffies * tick
     }
 
     /// Newly-idle balancing (`sched_balance_newidle`): pull one task.
