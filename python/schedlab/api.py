@@ -91,7 +91,14 @@ class SimResult:
 
     def __init__(self, native: _native.RunResult):
         self._native = native
-        self.metrics = Metrics(json.loads(native.metrics_json()))
+        self._metrics: Optional[Metrics] = None
+
+    @property
+    def metrics(self) -> Metrics:
+        """The run's metrics (converted from the native result on first use)."""
+        if self._metrics is None:
+            self._metrics = Metrics(json.loads(self._native.metrics_json()))
+        return self._metrics
 
     @property
     def tasks(self) -> pd.DataFrame:
