@@ -81,3 +81,15 @@ def test_determinism_and_seed_independence():
     a = schedlab.simulate(WL, cpus=2, trace=True, seed=1).ftrace_text()
     b = schedlab.simulate(WL, cpus=2, trace=True, seed=1).ftrace_text()
     assert a == b
+
+
+def test_os_noise_is_seeded_and_kept_out_of_fairness():
+    hogs = {"global": {"duration": 2}, "tasks": {"h": {"instance": 3, "run": 100000}}}
+    noisy = {"noise_interval_us": 5000}
+    a = schedlab.simulate(hogs, cpus=2, set=noisy, seed=1, trace=True)
+    b = schedlab.simulate(hogs, cpus=2, set=noisy, seed=1, trace=True)
+    c = schedlab.simulate(hogs, cpus=2, set=noisy, seed=2, trace=True)
+    assert a.ftrace_text() == b.ftrace_text() != c.ftrace_text()
+    assert list(a.tasks.name) == ["h-0", "h-1", "h-2", "noise/0", "noise/1"]
+    assert set(a.tasks.process[3:]) == {"[noise]"}
+    assert a.metrics.fairness_tasks == ["h-0", "h-1", "h-2"]

@@ -6,7 +6,8 @@ metrics on. "Scheduling events" = engine events (ticks, ends of work
 segments, timer wakeups) + context switches. The wall time covers the
 whole ``simulate()`` call (JSON encoding, parsing, setup, the run and the
 metrics struct built in Rust), best of ``--repeat`` runs; converting the
-metrics to Python objects happens lazily, after the clock stops. Wall time is measured here, in the benchmark, never in tests.
+metrics to Python objects happens lazily, after the clock stops. Wall
+time is measured here, in the benchmark, never in tests.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ def main() -> None:
     p.add_argument("--tasks", type=int, default=1000)
     p.add_argument("--cpus", type=int, default=8)
     p.add_argument("--seconds", type=int, default=60)
-    p.add_argument("--repeat", type=int, default=5, help="report the best of N runs")
+    p.add_argument("--repeat", type=int, default=10, help="report the best of N runs")
     p.add_argument("--json", action="store_true")
     a = p.parse_args()
     wl = hogs(a.tasks, a.seconds)

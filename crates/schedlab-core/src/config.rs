@@ -36,6 +36,20 @@ pub const ENGINE_TUNABLES: &[Tunable] = &[
         max: 10_000_000,
         doc: "extra time before a task that changed CPU progresses (cache refill)",
     },
+    Tunable {
+        name: "noise_interval_us",
+        default: 0,
+        min: 0,
+        max: 10_000_000,
+        doc: "OS noise: mean gap between wakeups of a per-CPU kernel thread (uniform 0.5x..1.5x, seeded); 0 = off",
+    },
+    Tunable {
+        name: "noise_runtime_us",
+        default: 20,
+        min: 1,
+        max: 100_000,
+        doc: "OS noise: CPU time each noise wakeup takes",
+    },
 ];
 
 /// Tunable values for one run, by name (ordered: output never depends on

@@ -247,7 +247,13 @@ pub fn collect(
         })
         .collect();
     let fairness_tasks: Vec<String> = if cfg.fairness_tasks.is_empty() {
-        tasks.iter().map(|t| t.name.clone()).collect()
+        // Every workload thread; engine daemons (OS noise) are not part of it.
+        tasks
+            .iter()
+            .zip(&m.tasks)
+            .filter(|(_, t)| !wl.tasks[t.def].daemon)
+            .map(|(x, _)| x.name.clone())
+            .collect()
     } else {
         tasks
             .iter()

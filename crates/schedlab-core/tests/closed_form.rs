@@ -54,32 +54,61 @@ fn equal_hogs_get_equal_shares_across_cpus() {
     }
 }
 
-/// N+1 hogs on N CPUs: load balancing keeps every CPU busy and rotates the
-/// extra task (each migration is a balance migration). Per-task shares are
-/// NOT within 2 % of M/N in our model (see docs/model.md, "Known gaps"):
-/// this checks only the properties the model guarantees today.
+/// N+1 hogs on N CPUs each get N/(N+1) of a CPU within 2 %, on a machine
+/// with OS noise (a per-CPU kernel thread waking every ~20 ms). Without any
+/// disturbance the model is exactly periodic and balancing phase-locks onto
+/// one victim (docs/model.md, "OS noise"); the host kernel, measured with
+/// 3 hogs on 2 CPUs for 60 s, gave 0.654 / 0.655 / 0.659.
 #[test]
-fn non_divisible_hogs_keep_cpus_busy_and_rotate() {
+fn non_divisible_hogs_share_equally_on_a_noisy_machine() {
     for kind in BOTH {
-        for (n, m) in [(3, 2), (5, 4)] {
-            let r = run(&hogs(n, 20), cfg(kind, m));
-            let total: f64 = r.metrics.tasks.iter().map(|t| t.cpu_share).sum();
-            assert!((total - m as f64).abs() < 0.001, "{kind:?}: total {total}");
-            assert!(
-                r.metrics.balance_migrations >= 20,
-                "{kind:?}: {}",
-                r.metrics.balance_migrations
-            );
+        for (n, m) in [(3, 2), (5, 4), (9, 8)] {
+            let mut c = cfg(kind, m);
+            c.set = vec![("noise_interval_us".into(), 20_000)];
+            let r = run(&hogs(n, 300), c);
             let want = m as f64 / n as f64;
-            for t in &r.metrics.tasks {
+            let hogs: Vec<_> = r.metrics.tasks.iter().filter(|t| t.task == "hog").collect();
+            assert_eq!(hogs.len(), n);
+            for t in hogs {
                 assert!(
-                    (t.cpu_share / want - 1.0).abs() < 0.3,
-                    "{kind:?} {n}/{m}: {} {:.3}",
+                    (t.cpu_share / want - 1.0).abs() < 0.02,
+                    "{kind:?} {n}/{m}: {} {:.4}, want {want:.4}",
                     t.name,
                     t.cpu_share
                 );
             }
+            assert!(
+                !r.metrics
+                    .fairness_tasks
+                    .iter()
+                    .any(|t| t.starts_with("noise")),
+                "noise threads are not part of the fairness set"
+            );
         }
+    }
+}
+
+/// OS noise is off by default, and when on, each CPU has one pinned noise
+/// thread that runs `noise_runtime_us` per wakeup at the requested mean rate.
+#[test]
+fn os_noise_threads() {
+    let r = run(&hogs(2, 10), cfg(SchedulerKind::Eevdf, 2));
+    assert_eq!(r.metrics.tasks.len(), 2);
+    let mut c = cfg(SchedulerKind::Eevdf, 2);
+    c.set = vec![
+        ("noise_interval_us".into(), 10_000),
+        ("noise_runtime_us".into(), 50),
+    ];
+    let r = run(&hogs(2, 10), c);
+    for cpu in 0..2 {
+        let t = task(&r, &format!("noise/{cpu}"));
+        // ~1000 wakeups of 50 µs in 10 s: 50 ms of CPU (±10 %), all on its CPU.
+        assert!(
+            (t.cpu_time_us / 50_000.0 - 1.0).abs() < 0.1,
+            "{}",
+            t.cpu_time_us
+        );
+        assert_eq!(t.migrations, 0);
     }
 }
 

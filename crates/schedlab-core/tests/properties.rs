@@ -120,5 +120,15 @@ proptest! {
         let (ta, tb) = (a.trace.expect("trace"), b.trace.expect("trace"));
         prop_assert_eq!(ftrace::render(&ta), ftrace::render(&tb));
         prop_assert_eq!(perfetto::encode(&ta), perfetto::encode(&tb));
+        // With OS noise the seeded RNG is drawn from: still one seed, one trace.
+        let noisy = || SimConfig {
+            set: vec![("noise_interval_us".into(), 3_000)],
+            seed: 7,
+            ..config(kind, cpus)
+        };
+        let a = schedlab_core::simulate("p", &text, noisy()).expect("runs");
+        let b = schedlab_core::simulate("p", &text, noisy()).expect("runs");
+        let (ta, tb) = (a.trace.expect("trace"), b.trace.expect("trace"));
+        prop_assert_eq!(ftrace::render(&ta), ftrace::render(&tb));
     }
 }

@@ -484,7 +484,11 @@ impl Simulator {
         self.m.tasks[t].exited = Some(self.m.now);
         self.m.trace(cpu, TraceEvent::Exit { task: t });
         self.m.resched(cpu);
-        if self.m.tasks.iter().all(|x| x.exited.is_some())
+        if self
+            .m
+            .tasks
+            .iter()
+            .all(|x| x.exited.is_some() || self.wl.tasks[x.def].daemon)
             && self.end.is_none_or(|e| e > self.m.now)
         {
             // rt-app ends when every thread has ended.

@@ -227,6 +227,12 @@ impl Simulator {
                     self.sleep_until(t, self.m.now + ns);
                     return Ok(());
                 }
+                Event::SleepAbout(mean) => {
+                    self.advance(t);
+                    let ns = mean / 2 + self.m.rng.below(mean.max(1));
+                    self.sleep_until(t, self.m.now + ns);
+                    return Ok(());
+                }
                 Event::Timer { name, period, mode } => {
                     self.advance(t);
                     if let Some(until) = self.timer(t, &name, period, mode) {

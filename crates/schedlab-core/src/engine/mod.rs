@@ -25,7 +25,7 @@ use crate::runqueue::Rq;
 use crate::stats::Stats;
 use crate::topology::TopologyBuilder;
 use crate::trace::Trace;
-use crate::workload::{Attrs, Calibration, Event, Policy, Workload, WorkloadError};
+use crate::workload::{Attrs, Calibration, Event, Phase, Policy, TaskDef, Workload, WorkloadError};
 use sync::SyncState;
 
 /// Why a simulation could not be built or run.
@@ -93,6 +93,46 @@ pub struct Simulator {
     error: Option<SimError>,
 }
 
+/// OS noise (engine tunables `noise_interval_us`, `noise_runtime_us`): one
+/// pinned SCHED_OTHER thread per CPU, like the per-CPU kernel threads
+/// (kworker, ksoftirqd, rcu) of a real machine, that wakes after a seeded
+/// random gap, runs briefly and sleeps again.
+///
+/// Why: without any disturbance the model is exactly periodic, and periodic
+/// load balancing can phase-lock onto the same victim task for a whole run
+/// (3 hogs on 2 CPUs: one task is always the one migrated). A real machine
+/// is never that quiet: tracing 3 hogs on this project's 2-CPU host shows
+/// rcu_preempt, kdamond and other threads waking every few hundred ms and
+/// the migrated task changing irregularly (docs/model.md, "OS noise").
+fn add_noise_threads(wl: &mut Workload, tunables: &TunableSet, cpus: usize) {
+    let interval = tunables.get("noise_interval_us").unwrap_or(0).max(0) as Ns * 1_000;
+    if interval == 0 {
+        return;
+    }
+    let runtime = tunables.get("noise_runtime_us").unwrap_or(20).max(1) as Ns * 1_000;
+    for cpu in 0..cpus {
+        let name = format!("noise/{cpu}");
+        wl.tasks.push(TaskDef {
+            name: name.clone(),
+            instances: 1,
+            delay: 0,
+            loops: None,
+            process: "[noise]".into(),
+            attrs: Attrs {
+                cpus: Some(vec![cpu]),
+                ..Attrs::default()
+            },
+            phases: vec![Phase {
+                name,
+                loops: 1,
+                attrs: Attrs::default(),
+                events: vec![Event::SleepAbout(interval), Event::Runtime(runtime)],
+            }],
+            daemon: true,
+        });
+    }
+}
+
 fn policy_path(wl: &Workload, ti: usize, phase: Option<usize>) -> String {
     let t = &wl.tasks[ti];
     match phase {
@@ -105,7 +145,7 @@ fn policy_path(wl: &Workload, ti: usize, phase: Option<usize>) -> String {
 
 impl Simulator {
     /// Build a simulation of `wl` under `cfg`.
-    pub fn new(wl: Workload, cfg: SimConfig) -> Result<Self, SimError> {
+    pub fn new(mut wl: Workload, cfg: SimConfig) -> Result<Self, SimError> {
         let tunables = cfg.scheduler.tunables(&cfg.set).map_err(SimError::Config)?;
         if !(1..=10_000).contains(&cfg.hz) {
             return Err(SimError::Config(format!(
@@ -142,6 +182,7 @@ impl Simulator {
             }
             Calibration::NsPerLoop(n) => ((1, 1), Some(n)),
         };
+        add_noise_threads(&mut wl, &tunables, cfg.cpus);
         let autogroup = tunables.get("autogroup").unwrap_or(0) != 0;
         let m = Machine {
             now: 0,

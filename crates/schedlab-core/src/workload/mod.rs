@@ -125,6 +125,9 @@ pub enum Event {
     Runtime(Ns),
     /// Sleep this long.
     Sleep(Ns),
+    /// Sleep a seeded-random time, uniform in [mean/2, 3·mean/2) (internal:
+    /// the OS-noise threads; not an rt-app key).
+    SleepAbout(Ns),
     /// Wait for the next activation of a periodic timer.
     Timer {
         /// Timer name; names starting with `unique` give one timer per thread.
@@ -191,6 +194,9 @@ pub struct TaskDef {
     pub attrs: Attrs,
     /// Phases in order.
     pub phases: Vec<Phase>,
+    /// A machine daemon added by the engine (OS noise), not a workload task:
+    /// it does not keep the run alive and is left out of default fairness.
+    pub daemon: bool,
 }
 
 /// A task group (cgroup) and its weight.

@@ -334,6 +334,7 @@ impl Parser<'_> {
             process: name.to_string(),
             attrs: Attrs::default(),
             phases: vec![],
+            daemon: false,
         };
         let mut phases_json = None;
         let mut events = vec![];
