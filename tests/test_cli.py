@@ -51,3 +51,16 @@ def test_no_partial_json_on_error(root, tmp_path):
     p = run("run", str(root / "tests" / "fixtures" / "bad" / "wrong_type.json"), "--json", str(js))
     assert p.returncode == 2 and not js.exists()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_capacity_and_frequency_options(tmp_path):
+    wl = tmp_path / "w.json"
+    wl.write_text('{"global": {"calibration": 100}, "tasks": {"w": {"loop": 1, "run": 10000}}}')
+    out = tmp_path / "o.json"
+    r = run("run", str(wl), "--capacity", "512", "--freq", "1000/2000", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(out.read_text())["tasks"][0]["turnaround_us"] == 40000.0
+    bad = run("run", str(wl), "--cpus", "2", "--capacity", "512,512,512")
+    assert bad.returncode == 2 and "capacity list has 3 entries for 2 CPUs" in bad.stderr
+    bad = run("run", str(wl), "--freq", "3000/2000")
+    assert bad.returncode == 2 and "must be 1..=max" in bad.stderr

@@ -179,13 +179,18 @@ def simulate(
     trace: bool = False,
     fairness_tasks: Optional[List[str]] = None,
     progress: Optional[Callable[[int, Optional[int]], None]] = None,
+    capacity: Optional[Iterable[int]] = None,
+    freq_mhz: Optional[Iterable[Union[int, Tuple[int, int]]]] = None,
 ) -> SimResult:
     """Simulate an rt-app workload (a path, a JSON string or a dict).
 
     ``duration`` overrides the workload's ``global.duration`` (seconds or a
     string like ``"500ms"``); ``set`` overrides tunables (see
     :func:`schedulers`); ``trace=True`` records scheduler events for
-    :meth:`SimResult.write_perfetto`.
+    :meth:`SimResult.write_perfetto`. ``capacity`` gives each CPU's original
+    capacity (1..1024) and ``freq_mhz`` its (current, maximum) frequency or
+    just a frequency (current = maximum); one entry applies to every CPU.
+    rt-app ``run`` work progresses at capacity/1024 × current/maximum.
     """
     text, source = _load(workload)
     config = {
@@ -193,6 +198,9 @@ def simulate(
         "cpus": cpus,
         "smt": smt,
         "cpus_per_llc": cpus_per_llc,
+        "capacity": [int(c) for c in capacity or []],
+        "freq_mhz": [(int(f), int(f)) if isinstance(f, int) else (int(f[0]), int(f[1]))
+                     for f in freq_mhz or []],
         "hz": hz,
         "duration_ns": None if duration is None else parse_duration(duration),
         "seed": seed,

@@ -7,7 +7,7 @@ import json
 import os
 import sys
 import time
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 from . import _native
 from .api import SimResult, check, parse_duration, schedulers, simulate
@@ -53,6 +53,25 @@ def _positive(v: str) -> int:
     return n
 
 
+def _int_list(v: str) -> List[int]:
+    try:
+        return [int(x) for x in v.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {v!r}") from None
+
+
+def _freq_list(v: str) -> List[Tuple[int, int]]:
+    out = []
+    for item in (x.strip() for x in v.split(",") if x.strip()):
+        cur, _, mx = item.partition("/")
+        try:
+            out.append((int(cur), int(mx or cur)))
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected MHz or CUR/MAX MHz per CPU, comma-separated, got {item!r}") from None
+    return out
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="schedlab", description="A laboratory for Linux CPU schedulers.")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -64,6 +83,10 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--cpus", type=_positive, default=1)
     r.add_argument("--smt", type=_positive, default=1, help="hardware threads per core")
     r.add_argument("--llc", type=int, default=0, help="CPUs per last-level cache (0 = all)")
+    r.add_argument("--capacity", type=_int_list, metavar="C[,C...]",
+                   help="CPU capacity 1..1024, one for all CPUs or one per CPU (default 1024)")
+    r.add_argument("--freq", type=_freq_list, metavar="MHZ[/MAX][,...]",
+                   help="CPU frequency (current/maximum MHz), one for all or one per CPU (default 2000)")
     r.add_argument("--hz", type=_positive, default=250)
     r.add_argument("--duration", help="override global.duration: seconds or 500ms, 2s, ...")
     r.add_argument("--seed", type=int, default=0)
@@ -119,7 +142,8 @@ def _cmd_run(a: argparse.Namespace) -> int:
         try:
             res = simulate(a.workload, name, a.cpus, smt=a.smt, cpus_per_llc=a.llc, hz=a.hz,
                            duration=duration / 1e9 if duration else None, seed=a.seed, set=a.set,
-                           trace=bool(a.trace), fairness_tasks=fairness, progress=bar)
+                           trace=bool(a.trace), fairness_tasks=fairness, progress=bar,
+                           capacity=a.capacity, freq_mhz=a.freq)
         finally:
             bar.done()
         results.append(res)

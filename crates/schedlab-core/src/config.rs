@@ -159,6 +159,13 @@ pub struct SimConfig {
     pub smt: usize,
     /// CPUs per LLC (0 = all in one).
     pub cpus_per_llc: usize,
+    /// Per-CPU original capacity (1..=1024); one entry applies to all
+    /// CPUs; empty = 1024 everywhere.
+    pub capacity: Vec<u64>,
+    /// Per-CPU (current, maximum) frequency in MHz; one entry applies to
+    /// all CPUs; empty = 2000/2000 everywhere. `run` work scales with
+    /// capacity × current / maximum.
+    pub freq_mhz: Vec<(u64, u64)>,
     /// Tick frequency.
     pub hz: u32,
     /// Overrides the workload's duration.
@@ -180,6 +187,8 @@ impl Default for SimConfig {
             cpus: 1,
             smt: 1,
             cpus_per_llc: 0,
+            capacity: vec![],
+            freq_mhz: vec![],
             hz: 250,
             duration: None,
             seed: 0,

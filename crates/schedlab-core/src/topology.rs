@@ -51,7 +51,7 @@ pub struct TopologyBuilder {
     smt: usize,
     cpus_per_llc: usize,
     capacity: Vec<u64>,
-    freq_khz: u64,
+    freq_khz: Vec<(u64, u64)>,
 }
 
 /// Why a topology cannot be built.
@@ -72,7 +72,7 @@ impl TopologyBuilder {
             smt: 1,
             cpus_per_llc: nr_cpus,
             capacity: vec![],
-            freq_khz: 2_000_000,
+            freq_khz: vec![],
         }
     }
 
@@ -91,6 +91,13 @@ impl TopologyBuilder {
     /// Per-CPU original capacity (1..=1024); missing entries are 1024.
     pub fn capacities(mut self, caps: Vec<u64>) -> Self {
         self.capacity = caps;
+        self
+    }
+
+    /// Per-CPU (current, maximum) frequency in kHz; a single entry applies
+    /// to every CPU; missing entries are 2 GHz / 2 GHz.
+    pub fn frequencies(mut self, khz: Vec<(u64, u64)>) -> Self {
+        self.freq_khz = khz;
         self
     }
 
@@ -115,9 +122,35 @@ impl TopologyBuilder {
                 self.cpus_per_llc
             )));
         }
+        for (what, len) in [
+            ("capacity", self.capacity.len()),
+            ("frequency", self.freq_khz.len()),
+        ] {
+            if len > 1 && len != n {
+                return Err(TopologyError(format!(
+                    "{what} list has {len} entries for {n} CPUs (give one for all, or one per CPU)"
+                )));
+            }
+        }
+        let pick = |v: &[u64], id: usize| if v.len() == 1 { v.first() } else { v.get(id) }.copied();
+        let freqs: Vec<(u64, u64)> = self.freq_khz.clone();
         let mut cpus = Vec::with_capacity(n);
         for id in 0..n {
-            let capacity = self.capacity.get(id).copied().unwrap_or(CAPACITY_SCALE);
+            let capacity = pick(&self.capacity, id).unwrap_or(CAPACITY_SCALE);
+            let (freq_khz, max_freq_khz) = if freqs.len() == 1 {
+                freqs.first()
+            } else {
+                freqs.get(id)
+            }
+            .copied()
+            .unwrap_or((2_000_000, 2_000_000));
+            if freq_khz == 0 || freq_khz > max_freq_khz {
+                return Err(TopologyError(format!(
+                    "frequency of cpu {id} must be 1..=max ({} MHz), got {} MHz",
+                    max_freq_khz / 1000,
+                    freq_khz / 1000
+                )));
+            }
             if capacity == 0 || capacity > CAPACITY_SCALE {
                 return Err(TopologyError(format!(
                     "capacity of cpu {id} must be 1..=1024, got {capacity}"
@@ -128,8 +161,8 @@ impl TopologyBuilder {
                 core: id / self.smt,
                 llc: id / self.cpus_per_llc,
                 capacity,
-                freq_khz: self.freq_khz,
-                max_freq_khz: self.freq_khz,
+                freq_khz,
+                max_freq_khz,
             });
         }
         let siblings = cpus

@@ -277,6 +277,18 @@ fn run_scales_with_capacity() {
     let r = run(wl, cfg(SchedulerKind::Eevdf, 2));
     assert!((task(&r, "r").turnaround_us.unwrap_or(0.0) - 10000.0).abs() < 1.0);
     assert!((task(&r, "w").turnaround_us.unwrap_or(0.0) - 10000.0).abs() < 1.0);
+    // With a fixed ns-per-loop calibration, `run` is work at full speed: a
+    // CPU of capacity 512 at half its maximum frequency needs 4x as long.
+    let wl = r#"{"global": {"calibration": 100}, "tasks": {
+        "r": {"loop": 1, "run": 10000, "cpus": [1]},
+        "f": {"loop": 1, "run": 10000, "cpus": [0]}}}"#;
+    let mut c = cfg(SchedulerKind::Eevdf, 2);
+    c.capacity = vec![1024, 512];
+    c.freq_mhz = vec![(2000, 2000), (1000, 2000)];
+    let r = run(wl, c);
+    let ta = |n: &str| task(&r, n).turnaround_us.unwrap_or(0.0);
+    assert!((ta("f") - 10_000.0).abs() < 1.0, "{}", ta("f"));
+    assert!((ta("r") - 40_000.0).abs() < 1.0, "{}", ta("r"));
 }
 
 /// Periodic timers: a 2 ms job every 10 ms never misses on an idle CPU and

@@ -176,6 +176,12 @@ fn parse_config(py: Python<'_>, cfg: &Bound<'_, PyAny>) -> PyResult<SimConfig> {
     if let Some(v) = get("cpus_per_llc")? {
         c.cpus_per_llc = v.extract()?;
     }
+    if let Some(v) = get("capacity")? {
+        c.capacity = v.extract()?;
+    }
+    if let Some(v) = get("freq_mhz")? {
+        c.freq_mhz = v.extract()?;
+    }
     if let Some(v) = get("hz")? {
         c.hz = v.extract()?;
     }

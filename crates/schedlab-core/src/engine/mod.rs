@@ -161,6 +161,13 @@ impl Simulator {
         let topo = TopologyBuilder::new(cfg.cpus)
             .smt(cfg.smt)
             .cpus_per_llc(llc)
+            .capacities(cfg.capacity.clone())
+            .frequencies(
+                cfg.freq_mhz
+                    .iter()
+                    .map(|(c, m)| (c * 1000, m * 1000))
+                    .collect(),
+            )
             .build()
             .map_err(|e| SimError::Config(e.0))?;
         Self::validate(&wl, cfg.cpus)?;
