@@ -28,6 +28,15 @@ pub enum EventKind {
         /// Sleep generation at scheduling time (stale if different).
         gen: u64,
     },
+    /// A timer a class armed with `Machine::arm_timer`.
+    ClassTimer {
+        /// Class index in the stack.
+        class: usize,
+        /// CPU the timer belongs to.
+        cpu: CpuId,
+        /// Class-defined tag.
+        tag: u64,
+    },
     /// The configured duration is over.
     End,
 }

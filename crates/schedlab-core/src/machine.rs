@@ -77,6 +77,22 @@ pub struct Machine {
     pub trace: Option<Trace>,
     /// Migrations requested by classes, carried out by the engine.
     pub migrations: Vec<MigrationRequest>,
+    /// Class timers requested (hrtimers such as the RT period timer or a
+    /// DEADLINE replenishment timer), queued by the engine.
+    pub timers: Vec<TimerRequest>,
+}
+
+/// A class asks to be called back (`SchedClass::timer`) at `at`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimerRequest {
+    /// Absolute time.
+    pub at: Ns,
+    /// Index of the class in the stack (`crate::class::DL` ...).
+    pub class: usize,
+    /// CPU the timer belongs to.
+    pub cpu: CpuId,
+    /// Class-defined tag (e.g. a task id or a generation), handed back.
+    pub tag: u64,
 }
 
 impl Machine {
@@ -99,6 +115,18 @@ impl Machine {
     /// Ask the engine to move queued (not current) task `task` to `dst`.
     pub fn request_migration(&mut self, task: TaskId, dst: CpuId, kind: MigrationKind) {
         self.migrations.push(MigrationRequest { task, dst, kind });
+    }
+
+    /// Ask for `class`'s `timer` hook to run at `at` (never earlier than now).
+    /// Timers cannot be cancelled: the class ignores stale ones by `tag`.
+    pub fn arm_timer(&mut self, at: Ns, class: usize, cpu: CpuId, tag: u64) {
+        let at = at.max(self.now);
+        self.timers.push(TimerRequest {
+            at,
+            class,
+            cpu,
+            tag,
+        });
     }
 
     /// A class completed the delayed dequeue of `t`: it is no longer queued.

@@ -39,8 +39,10 @@ described! {
         pub tgid: u32,
         /// Scheduling policy at the end of the run.
         pub policy: String,
-        /// Nice value at the end of the run.
+        /// Nice value at the end of the run (fair policies).
         pub nice: i32,
+        /// RT priority 1..99 at the end of the run (SCHED_FIFO/RR; 0 otherwise).
+        pub rt_priority: u32,
         /// Task group (cgroup path or autogroup).
         pub group: String,
         /// Time spent running on a CPU, µs.
@@ -207,6 +209,7 @@ pub fn collect(
             tgid: t.tgid,
             policy: t.policy.name().to_string(),
             nice: t.nice,
+            rt_priority: t.rt_priority,
             group: m.groups[t.group].path.clone(),
             cpu_time_us: to_us(s.cpu_time),
             cpu_share: s.cpu_time as f64 / dur as f64,

@@ -82,6 +82,8 @@ pub struct Task {
     pub policy: Policy,
     /// Nice value (fair policies).
     pub nice: i32,
+    /// RT priority 1..=99 for SCHED_FIFO/RR (0 otherwise).
+    pub rt_priority: u32,
     /// Custom slice requested via `sched_attr.sched_runtime` (rt-app `dl-runtime` on fair policies).
     pub custom_slice: Option<Ns>,
     /// Load weight from the nice table (3 for SCHED_IDLE).
@@ -118,8 +120,14 @@ pub struct Task {
 
 impl Task {
     /// Kernel prio as shown in traces: 120 + nice for fair tasks.
+    /// Kernel `prio`: 99 − rt_priority for SCHED_FIFO/RR, −1 for
+    /// SCHED_DEADLINE, 120 + nice otherwise (linux-rt-dl.md §1).
     pub fn prio(&self) -> i32 {
-        120 + self.nice
+        match self.policy {
+            Policy::Fifo | Policy::Rr => 99 - self.rt_priority as i32,
+            Policy::Deadline => -1,
+            _ => 120 + self.nice,
+        }
     }
 
     /// Whether it is queued and runnable (not delayed).

@@ -25,7 +25,16 @@ fn task_json(i: usize, nice: i32, run: u64, sleep: u64, cpus: &[usize], mode: u8
         2 => format!("\"lock\": \"m\", \"run\": {run}, \"unlock\": \"m\", \"sleep\": {sleep}"),
         _ => format!("\"run\": {run}, \"yield\": \"\", \"sleep0\": {sleep}"),
     };
-    format!("\"t{i}\": {{\"priority\": {nice}{aff}, {body}}}")
+    // Some tasks are SCHED_FIFO / SCHED_RR (nice -20..-17 stand for them).
+    let policy = match nice {
+        -20 | -18 => format!(
+            "\"policy\": \"SCHED_FIFO\", \"priority\": {}",
+            1 + i * 7 % 99
+        ),
+        -19 | -17 => "\"policy\": \"SCHED_RR\", \"priority\": 5".to_string(),
+        _ => format!("\"priority\": {nice}"),
+    };
+    format!("\"t{i}\": {{{policy}{aff}, {body}}}")
 }
 
 fn workload() -> impl Strategy<Value = (String, usize, SchedulerKind)> {

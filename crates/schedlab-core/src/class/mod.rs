@@ -8,8 +8,9 @@
 //! (kernel/sched/idle.c only runs the idle loop), so it is represented by
 //! "no task": [`crate::runqueue::Rq::curr`] is `None`.
 //!
-//! Until the real-time issue lands the stack is `[fair]`: SCHED_FIFO, RR and
-//! DEADLINE tasks are rejected when a simulation is built. Whole-scheduler
+//! The stack is `[rt, fair]` (indices [`RT`], [`FAIR`]); SCHED_DEADLINE
+//! tasks are rejected when a simulation is built until the deadline class
+//! lands. Whole-scheduler
 //! replacements (BFS, MuQSS, BMQ, PDS) will be a stack of one class that
 //! accepts every policy; sched_ext policies will be an `ext` class hosting a
 //! `sched_ext_ops`-shaped policy between fair and idle.
@@ -23,6 +24,12 @@
 //! class. All hooks run at `m.now` and take no simulated time.
 
 pub mod fair;
+pub mod rt;
+
+/// Index of the RT class in the engine's class stack.
+pub const RT: usize = 0;
+/// Index of the fair class in the engine's class stack.
+pub const FAIR: usize = 1;
 
 use crate::cpuset::CpuId;
 use crate::machine::Machine;
@@ -189,6 +196,12 @@ pub trait SchedClass {
     /// where only the fair class balances this way; here any class may.
     /// Also called on idle CPUs (see docs/model.md, "NOHZ").
     fn tick_balance(&mut self, m: &mut Machine, cpu: CpuId);
+
+    /// A timer this class armed with `Machine::arm_timer` fired (the
+    /// class's hrtimers: RT period timer, DEADLINE replenishment). `tag`
+    /// is what the class passed; stale timers must be ignored by the class.
+    /// May call `m.resched`.
+    fn timer(&mut self, _m: &mut Machine, _cpu: CpuId, _tag: u64) {}
 
     /// Per-task debug values for reports (e.g. vruntime, lag), name → value.
     fn task_debug(&self, _t: TaskId) -> Vec<(&'static str, i64)> {

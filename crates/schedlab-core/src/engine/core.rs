@@ -18,8 +18,12 @@ const MAX_ROUNDS: usize = 10_000;
 impl Simulator {
     /// Index of the class of task `t` in the stack. Only the fair class
     /// exists until the real-time classes land.
-    pub(crate) fn class_of(&self, _t: TaskId) -> usize {
-        0
+    pub(crate) fn class_of(&self, t: TaskId) -> usize {
+        if self.m.tasks[t].policy.is_rt() {
+            crate::class::RT
+        } else {
+            crate::class::FAIR
+        }
     }
 
     /// Carry out requested migrations and reschedules until nothing is
@@ -400,7 +404,7 @@ impl Simulator {
         };
         let attrs = self.attrs_of(def, 0);
         let policy = attrs.policy.unwrap_or(self.wl.default_policy);
-        let nice = attrs.priority.unwrap_or(0);
+        let (nice, rt_priority) = policy.split_priority(attrs.priority);
         let pid = if self.m.processes[proc_idx].threads.is_empty() {
             self.m.processes[proc_idx].tgid
         } else {
@@ -419,6 +423,7 @@ impl Simulator {
             process: proc_idx,
             policy,
             nice,
+            rt_priority,
             custom_slice: attrs.dl_runtime.filter(|s| *s > 0),
             weight: Self::weight_of(policy, nice),
             affinity: self.cpuset_of(&attrs),
@@ -445,8 +450,12 @@ impl Simulator {
         if !self.m.tasks[id].affinity.contains(parent_cpu) {
             self.m.tasks[id].cpu = self.m.tasks[id].affinity.first().unwrap_or(0);
         }
+        // Every class sets up its per-task state, so a later policy change
+        // (an rt-app phase) only moves the task between class queues.
+        for k in 0..self.classes.len() {
+            self.classes[k].task_fork(&mut self.m, id, parent);
+        }
         let c = self.class_of(id);
-        self.classes[c].task_fork(&mut self.m, id, parent);
         let waker = Waker {
             cpu: parent_cpu,
             task: parent,
@@ -505,6 +514,9 @@ impl Simulator {
         self.classes[c].dequeue_task(&mut self.m, cpu, t, DequeueFlags::SAVE | DequeueFlags::MOVE);
         self.classes[c].put_prev_task(&mut self.m, cpu, t, None);
         f(&mut self.m.tasks[t]);
+        // A policy change may move the task to another class
+        // (switched_from / switched_to).
+        let c = self.class_of(t);
         self.classes[c].reweight_task(&mut self.m, t);
         self.classes[c].enqueue_task(&mut self.m, cpu, t, EnqueueFlags::RESTORE);
         self.classes[c].set_next_task(&mut self.m, cpu, t);

@@ -69,7 +69,7 @@ impl Simulator {
         self.m.tasks[t].prog.phase_applied = true;
         let a = self.attrs_of(def, phase);
         let policy = a.policy.unwrap_or(self.wl.default_policy);
-        let nice = a.priority.unwrap_or(0);
+        let (nice, rt_priority) = policy.split_priority(a.priority);
         let slice = a.dl_runtime.filter(|s| *s > 0);
         let affinity = self.cpuset_of(&a);
         let group = self.group_of(def, &a);
@@ -77,6 +77,7 @@ impl Simulator {
         let task = &self.m.tasks[t];
         let same = task.policy == policy
             && task.nice == nice
+            && task.rt_priority == rt_priority
             && task.custom_slice == slice
             && task.affinity == affinity
             && task.group == group;
@@ -86,6 +87,7 @@ impl Simulator {
         self.change_running_task(t, |task| {
             task.policy = policy;
             task.nice = nice;
+            task.rt_priority = rt_priority;
             task.weight = weight;
             task.custom_slice = slice;
             task.affinity = affinity;

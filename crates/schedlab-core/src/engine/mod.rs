@@ -13,6 +13,7 @@ pub mod sync;
 use crate::class::fair::tunables::{FairParams, Version};
 use crate::class::fair::weights::{nice_to_weight, WEIGHT_IDLEPRIO};
 use crate::class::fair::Fair;
+use crate::class::rt::{Rt, RtParams};
 use crate::class::SchedClass;
 use crate::clock::Ns;
 use crate::config::{SchedulerKind, SimConfig, TunableSet};
@@ -206,6 +207,7 @@ impl Simulator {
             stats: Stats::default(),
             trace: cfg.trace.then(Trace::default),
             migrations: vec![],
+            timers: vec![],
             topo,
         };
         let mut sim = Simulator {
@@ -247,6 +249,12 @@ impl Simulator {
                 "dl-runtime on a fair policy requests a custom slice, which Linux 6.1 (cfs) ignores".into(),
             );
         }
+        let rt = RtParams {
+            // 6.1 throttles RT per CPU; 6.12 has the fair server instead.
+            throttling: version == Version::Cfs,
+            ..RtParams::default()
+        };
+        sim.classes.push(Box::new(Rt::new(rt, &sim.m)));
         sim.classes.push(Box::new(Fair::new(params, &sim.m)));
         sim.init_barriers();
         sim.start();
@@ -262,11 +270,11 @@ impl Simulator {
     fn validate(wl: &Workload, cpus: usize) -> Result<(), SimError> {
         let check = |a: &Attrs, path: String| -> Result<(), SimError> {
             let p = a.policy.unwrap_or(wl.default_policy);
-            if !p.is_fair() {
+            if p == Policy::Deadline {
                 return Err(WorkloadError::at(
                     &wl.source,
                     &format!("{path}.policy"),
-                    format!("{} is not supported yet: the simulator has only the fair class until the real-time classes land", p.name()),
+                    format!("{} is not supported yet: the deadline class has not landed (fair, FIFO and RR are)", p.name()),
                 )
                 .into());
             }
@@ -283,11 +291,11 @@ impl Simulator {
             }
             Ok(())
         };
-        if !wl.default_policy.is_fair() {
+        if wl.default_policy == Policy::Deadline {
             return Err(WorkloadError::at(
                 &wl.source,
                 "global.default_policy",
-                format!("{} is not supported yet: the simulator has only the fair class until the real-time classes land", wl.default_policy.name()),
+                format!("{} is not supported yet: the deadline class has not landed (fair, FIFO and RR are)", wl.default_policy.name()),
             )
             .into());
         }
@@ -483,6 +491,7 @@ impl Simulator {
             self.m.stats.events += 1;
             self.handle(kind)?;
             self.process_pending();
+            self.queue_class_timers();
             if let Some(e) = self.error.take() {
                 return Err(e);
             }
@@ -568,6 +577,9 @@ impl Simulator {
                     self.try_to_wake_up(task, crate::class::Waker { cpu, task: None });
                 }
             }
+            EventKind::ClassTimer { class, cpu, tag } => {
+                self.classes[class].timer(&mut self.m, cpu, tag);
+            }
             EventKind::End => self.finished_at = Some(self.m.now),
         }
         Ok(())
@@ -580,6 +592,20 @@ impl Simulator {
         }
         for c in 0..self.classes.len() {
             self.classes[c].tick_balance(&mut self.m, cpu);
+        }
+    }
+
+    /// Move class timer requests into the event queue.
+    fn queue_class_timers(&mut self) {
+        for r in std::mem::take(&mut self.m.timers) {
+            self.events.push(
+                r.at,
+                EventKind::ClassTimer {
+                    class: r.class,
+                    cpu: r.cpu,
+                    tag: r.tag,
+                },
+            );
         }
     }
 

@@ -71,6 +71,23 @@ impl Policy {
     pub fn is_fair(self) -> bool {
         matches!(self, Policy::Other | Policy::Batch | Policy::Idle)
     }
+
+    /// SCHED_FIFO or SCHED_RR.
+    pub fn is_rt(self) -> bool {
+        matches!(self, Policy::Fifo | Policy::Rr)
+    }
+
+    /// (nice, rt_priority) from rt-app's `priority`: nice for fair policies
+    /// (default 0), RT priority for FIFO/RR (default 10, formats.md §1).
+    pub fn split_priority(self, priority: Option<i32>) -> (i32, u32) {
+        if self.is_rt() {
+            (0, priority.unwrap_or(10).clamp(1, 99) as u32)
+        } else if self.is_fair() {
+            (priority.unwrap_or(0), 0)
+        } else {
+            (0, 0)
+        }
+    }
 }
 
 /// Scheduling attributes settable on a task and overridable per phase.

@@ -1,0 +1,505 @@
+//! The real-time class: SCHED_FIFO and SCHED_RR (kernel/sched/rt.c),
+//! from ../shared/spec/linux-rt-dl.md §2–§5.
+//!
+//! Per CPU, 100 FIFO lists, one per kernel prio 0..=99 (prio = 99 −
+//! rt_priority), and a bitmap of non-empty lists; pick is the head of the
+//! first non-empty list (§2). The running task *stays in its list*, so a
+//! preempted task resumes first. SCHED_RR tasks have a 100 ms slice counted
+//! in ticks (§3); at its end the task goes to the tail if it is not alone.
+//!
+//! SMP (§5) follows the kernel's push/pull structure, which approximates
+//! global fixed-priority scheduling: a waking task that cannot preempt its
+//! CPU's RT task goes to the CPU running the lowest-priority work
+//! (`select_task_rq_rt`/`find_lowest_rq`, preferring the previous CPU);
+//! after every pick, queued tasks that would preempt elsewhere are pushed
+//! (`push_rt_tasks`); a CPU about to pick pulls a better queued task from
+//! another CPU unless that task would preempt its own CPU (`pull_rt_task`).
+//! The cpupri levels are computed on demand from the run queues.
+//!
+//! RT bandwidth (§4) depends on the kernel version:
+//! * 6.1 (`cfs`): per-CPU throttling. Every `update_curr` adds to `rt_time`;
+//!   beyond `sched_rt_runtime_us` (950 ms) the CPU's RT tasks are hidden
+//!   until the global period timer (every `sched_rt_period_us`, 1 s, from
+//!   the first RT enqueue) subtracts a runtime's worth. The CPU idles if
+//!   nothing else is runnable.
+//! * 6.12 (`eevdf`): no RT throttling; the deferred fair server guarantees
+//!   fair tasks their share instead (engine/server.rs).
+//!
+//! Simplifications (docs/model.md): no RT group scheduling
+//! (CONFIG_RT_GROUP_SCHED is off in distro kernels), no priority
+//! inheritance, no ENQUEUE_HEAD on priority lowering, no
+//! `check_preempt_equal_prio`; a throttled CPU is neither a push target
+//! nor a pull source.
+
+use super::{DequeueFlags, EnqueueFlags, SchedClass, WakeFlags, Waker, RT};
+use crate::clock::{Ns, MSEC};
+use crate::cpuset::CpuId;
+use crate::machine::{Machine, MigrationKind};
+use crate::task::TaskId;
+use crate::workload::Policy;
+use std::collections::VecDeque;
+
+/// Number of RT priority lists (kernel prio 0..=99).
+const NR_PRIO: usize = 100;
+/// cpupri level of a CPU running fair work only (`CPUPRI_NORMAL`).
+const LEVEL_NORMAL: i32 = 120;
+/// cpupri level of an idle CPU (`CPUPRI_IDLE`).
+const LEVEL_IDLE: i32 = 140;
+
+/// Tunables of the RT class.
+#[derive(Debug, Clone, Copy)]
+pub struct RtParams {
+    /// SCHED_RR slice, ns (`sched_rr_timeslice_ms`).
+    pub rr_timeslice: Ns,
+    /// `sched_rt_period_us`, ns.
+    pub rt_period: Ns,
+    /// `sched_rt_runtime_us`, ns; `None` = unlimited (−1).
+    pub rt_runtime: Option<Ns>,
+    /// 6.1-style per-CPU throttling (false: 6.12, the fair server instead).
+    pub throttling: bool,
+}
+
+impl Default for RtParams {
+    fn default() -> Self {
+        RtParams {
+            rr_timeslice: 100 * MSEC,
+            rt_period: 1000 * MSEC,
+            rt_runtime: Some(950 * MSEC),
+            throttling: true,
+        }
+    }
+}
+
+/// One CPU's `struct rt_rq`.
+#[derive(Debug, Clone)]
+struct RtRq {
+    queue: Vec<VecDeque<TaskId>>,
+    /// Bit p set iff `queue[p]` is non-empty.
+    bitmap: u128,
+    nr: u32,
+    /// RT task current on this CPU.
+    curr: Option<TaskId>,
+    exec_start: Ns,
+    /// Runtime used in the current period (6.1 throttling).
+    rt_time: Ns,
+    throttled: bool,
+}
+
+impl RtRq {
+    fn new() -> Self {
+        RtRq {
+            queue: vec![VecDeque::new(); NR_PRIO],
+            bitmap: 0,
+            nr: 0,
+            curr: None,
+            exec_start: 0,
+            rt_time: 0,
+            throttled: false,
+        }
+    }
+
+    /// `rt_rq->highest_prio.curr`: best prio queued here (running included).
+    fn highest(&self) -> Option<usize> {
+        (self.bitmap != 0).then(|| self.bitmap.trailing_zeros() as usize)
+    }
+}
+
+/// The RT class.
+#[derive(Debug)]
+pub struct Rt {
+    p: RtParams,
+    rq: Vec<RtRq>,
+    /// SCHED_RR ticks left, per task.
+    slice: Vec<u64>,
+    rr_ticks: u64,
+    /// The period timer is armed (6.1 throttling).
+    period_timer: bool,
+}
+
+fn prio(m: &Machine, t: TaskId) -> usize {
+    m.tasks[t].prio().clamp(0, NR_PRIO as i32 - 1) as usize
+}
+
+impl Rt {
+    /// An RT class for the CPUs of `m`.
+    pub fn new(p: RtParams, m: &Machine) -> Self {
+        Rt {
+            rr_ticks: (p.rr_timeslice / m.tick_ns()).max(1),
+            p,
+            rq: vec![RtRq::new(); m.nr_cpus()],
+            slice: vec![],
+            period_timer: false,
+        }
+    }
+
+    /// cpupri level of `cpu` (lower = more important work there).
+    fn level(&self, m: &Machine, cpu: CpuId) -> i32 {
+        let q = &self.rq[cpu];
+        match q.highest() {
+            Some(p) if !q.throttled => p as i32,
+            _ if m.is_idle(cpu) => LEVEL_IDLE,
+            _ => LEVEL_NORMAL,
+        }
+    }
+
+    /// `find_lowest_rq`: an allowed CPU at the lowest level below `p`'s
+    /// prio, preferring `prefer` (the task's CPU), then `waker`.
+    fn find_lowest_rq(
+        &self,
+        m: &Machine,
+        t: TaskId,
+        levels: &[i32],
+        prefer: CpuId,
+        waker: Option<CpuId>,
+    ) -> Option<CpuId> {
+        let tp = prio(m, t) as i32;
+        let aff = m.tasks[t].affinity;
+        let lowest = aff
+            .iter()
+            .filter(|c| levels[*c] > tp && !self.rq[*c].throttled)
+            .map(|c| levels[c])
+            .max()?;
+        let ok = |c: CpuId| aff.contains(c) && levels[c] == lowest && !self.rq[c].throttled;
+        if ok(prefer) {
+            return Some(prefer);
+        }
+        if let Some(w) = waker.filter(|w| ok(*w)) {
+            return Some(w);
+        }
+        let found = aff.iter().find(|c| ok(*c));
+        found
+    }
+
+    /// Highest-prio queued task on `cpu` that is not running there and may
+    /// run on `dst` (`pick_highest_pushable_task`; `dst` None: anywhere
+    /// else, i.e. not pinned).
+    fn pushable(
+        &self,
+        m: &Machine,
+        cpu: CpuId,
+        dst: Option<CpuId>,
+        skip: &[TaskId],
+    ) -> Option<TaskId> {
+        let q = &self.rq[cpu];
+        let mut bits = q.bitmap;
+        while bits != 0 {
+            let p = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            for &t in &q.queue[p] {
+                let aff = m.tasks[t].affinity;
+                let movable = match dst {
+                    Some(d) => aff.contains(d),
+                    None => aff.count() > 1,
+                };
+                let running = q.curr == Some(t) || m.rqs[cpu].curr == Some(t);
+                if !running && movable && !skip.contains(&t) {
+                    return Some(t);
+                }
+            }
+        }
+        None
+    }
+
+    /// `push_rt_tasks`: move queued tasks of `cpu` that cannot run here but
+    /// would preempt elsewhere.
+    fn push_rt_tasks(&mut self, m: &mut Machine, cpu: CpuId) {
+        if self.rq[cpu].throttled {
+            return;
+        }
+        let mut levels: Vec<i32> = (0..m.nr_cpus()).map(|c| self.level(m, c)).collect();
+        let mut pushed: Vec<TaskId> = vec![];
+        // What runs (or is about to run, from set_next_task) on this CPU.
+        let curr_prio = self.rq[cpu]
+            .curr
+            .or(m.rqs[cpu].curr)
+            .map_or(LEVEL_IDLE, |c| m.tasks[c].prio());
+        while let Some(t) = self.pushable(m, cpu, None, &pushed) {
+            let tp = prio(m, t) as i32;
+            if tp < curr_prio {
+                // It outranks what runs here: this CPU will pick it.
+                m.resched(cpu);
+                return;
+            }
+            let Some(dst) = self.find_lowest_rq(m, t, &levels, cpu, None) else {
+                return;
+            };
+            if dst == cpu {
+                return;
+            }
+            m.request_migration(t, dst, MigrationKind::Balance);
+            levels[dst] = tp;
+            pushed.push(t);
+        }
+    }
+
+    /// `pull_rt_task`: take the best queued task of another CPU that beats
+    /// everything queued here and would not run on its own CPU anyway.
+    fn pull_rt_task(&mut self, m: &mut Machine, cpu: CpuId) {
+        if self.rq[cpu].throttled {
+            return;
+        }
+        let mine = self.rq[cpu].highest().map_or(i32::MAX, |p| p as i32);
+        let mut best: Option<(i32, TaskId)> = None;
+        for src in (0..m.nr_cpus()).filter(|s| *s != cpu && !self.rq[*s].throttled) {
+            let Some(t) = self.pushable(m, src, Some(cpu), &[]) else {
+                continue;
+            };
+            let tp = prio(m, t) as i32;
+            let src_curr = m.rqs[src].curr.map_or(LEVEL_IDLE, |c| m.tasks[c].prio());
+            if tp < mine && tp >= src_curr && best.is_none_or(|(bp, _)| tp < bp) {
+                best = Some((tp, t));
+            }
+        }
+        if let Some((_, t)) = best {
+            m.request_migration(t, cpu, MigrationKind::Balance);
+        }
+    }
+
+    /// `update_curr_rt`: charge the running RT task's time to the CPU's
+    /// RT bandwidth (6.1 throttling).
+    fn account(&mut self, m: &mut Machine, cpu: CpuId) {
+        let now = m.now;
+        let q = &mut self.rq[cpu];
+        if q.curr.is_none() || now <= q.exec_start {
+            q.exec_start = now;
+            return;
+        }
+        let delta = now - q.exec_start;
+        q.exec_start = now;
+        let Some(runtime) = self.p.rt_runtime.filter(|_| self.p.throttling) else {
+            return;
+        };
+        q.rt_time += delta;
+        if !self.period_timer {
+            self.period_timer = true;
+            m.arm_timer(now + self.p.rt_period, RT, 0, 0);
+        }
+        if q.rt_time > runtime && !q.throttled {
+            // sched_rt_runtime_exceeded
+            q.throttled = true;
+            m.resched(cpu);
+        }
+    }
+
+    fn remove(&mut self, m: &Machine, cpu: CpuId, t: TaskId) {
+        let p = prio(m, t);
+        let q = &mut self.rq[cpu];
+        if let Some(i) = q.queue[p].iter().position(|x| *x == t) {
+            q.queue[p].remove(i);
+            q.nr -= 1;
+            if q.queue[p].is_empty() {
+                q.bitmap &= !(1u128 << p);
+            }
+        }
+    }
+}
+
+impl SchedClass for Rt {
+    fn name(&self) -> &'static str {
+        "rt"
+    }
+
+    fn task_fork(&mut self, _m: &mut Machine, t: TaskId, _parent: Option<TaskId>) {
+        if self.slice.len() <= t {
+            self.slice.resize(t + 1, 0);
+        }
+        self.slice[t] = self.rr_ticks;
+    }
+
+    fn enqueue_task(&mut self, m: &mut Machine, cpu: CpuId, t: TaskId, flags: EnqueueFlags) {
+        let p = prio(m, t);
+        let q = &mut self.rq[cpu];
+        q.queue[p].push_back(t);
+        q.bitmap |= 1u128 << p;
+        q.nr += 1;
+        if m.tasks[t].policy == Policy::Rr && self.slice[t] == 0 {
+            self.slice[t] = self.rr_ticks;
+        }
+        if self.p.throttling && !self.period_timer && self.p.rt_runtime.is_some() {
+            // start_rt_bandwidth: the period timer starts with RT activity.
+            self.period_timer = true;
+            m.arm_timer(m.now + self.p.rt_period, RT, 0, 0);
+        }
+        // task_woken_rt: a wakeup that cannot preempt is pushed elsewhere.
+        let curr_prio = m.rqs[cpu].curr.map_or(LEVEL_IDLE, |c| m.tasks[c].prio());
+        if flags.has(EnqueueFlags::WAKEUP) && p as i32 >= curr_prio {
+            self.push_rt_tasks(m, cpu);
+        }
+    }
+
+    fn dequeue_task(
+        &mut self,
+        m: &mut Machine,
+        cpu: CpuId,
+        t: TaskId,
+        _flags: DequeueFlags,
+    ) -> bool {
+        if self.rq[cpu].curr == Some(t) {
+            self.account(m, cpu);
+        }
+        self.remove(m, cpu, t);
+        true
+    }
+
+    fn yield_task(&mut self, m: &mut Machine, cpu: CpuId) {
+        // yield_task_rt: requeue at the tail of its list.
+        if let Some(t) = self.rq[cpu].curr {
+            let p = prio(m, t);
+            let q = &mut self.rq[cpu].queue[p];
+            if let Some(i) = q.iter().position(|x| *x == t) {
+                q.remove(i);
+                q.push_back(t);
+            }
+        }
+    }
+
+    fn wakeup_preempt(&mut self, m: &mut Machine, cpu: CpuId, t: TaskId, _flags: WakeFlags) {
+        // wakeup_preempt_rt: strictly higher priority only.
+        if let Some(c) = m.rqs[cpu].curr {
+            if m.tasks[t].prio() < m.tasks[c].prio() {
+                m.resched(cpu);
+            }
+        }
+    }
+
+    fn balance(&mut self, m: &mut Machine, cpu: CpuId) {
+        self.pull_rt_task(m, cpu);
+    }
+
+    fn pick_task(&mut self, _m: &mut Machine, cpu: CpuId) -> Option<TaskId> {
+        let q = &self.rq[cpu];
+        if q.throttled {
+            return None;
+        }
+        q.highest().and_then(|p| q.queue[p].front().copied())
+    }
+
+    fn put_prev_task(&mut self, m: &mut Machine, cpu: CpuId, _prev: TaskId, _next: Option<TaskId>) {
+        self.account(m, cpu);
+        self.rq[cpu].curr = None;
+    }
+
+    fn set_next_task(&mut self, m: &mut Machine, cpu: CpuId, next: TaskId) {
+        self.rq[cpu].curr = Some(next);
+        self.rq[cpu].exec_start = m.now;
+        self.push_rt_tasks(m, cpu);
+    }
+
+    fn select_task_rq(
+        &mut self,
+        m: &mut Machine,
+        t: TaskId,
+        prev_cpu: CpuId,
+        flags: WakeFlags,
+        waker: Waker,
+    ) -> CpuId {
+        let aff = m.tasks[t].affinity;
+        let fallback = if aff.contains(prev_cpu) {
+            prev_cpu
+        } else {
+            aff.first().unwrap_or(prev_cpu)
+        };
+        if !(flags.has(WakeFlags::TTWU) || flags.has(WakeFlags::FORK)) {
+            return fallback;
+        }
+        // select_task_rq_rt: move only if the target runs an RT task that
+        // is pinned or not lower than us.
+        let tp = m.tasks[t].prio();
+        let busy_rt = m.rqs[fallback].curr.filter(|c| m.tasks[*c].policy.is_rt());
+        let must_look = busy_rt
+            .is_some_and(|c| m.tasks[c].affinity.count() == 1 || m.tasks[c].prio() <= tp)
+            || !aff.contains(prev_cpu);
+        if !must_look {
+            return fallback;
+        }
+        let levels: Vec<i32> = (0..m.nr_cpus()).map(|c| self.level(m, c)).collect();
+        match self.find_lowest_rq(m, t, &levels, fallback, Some(waker.cpu)) {
+            Some(c) if tp < levels[c] => c,
+            _ => fallback,
+        }
+    }
+
+    fn migrate_task_rq(&mut self, _m: &mut Machine, _t: TaskId, _new_cpu: CpuId) {}
+
+    fn task_tick(&mut self, m: &mut Machine, cpu: CpuId, curr: TaskId) {
+        self.account(m, cpu);
+        if m.tasks[curr].policy != Policy::Rr {
+            return;
+        }
+        // task_tick_rt: RR slice in ticks; requeue at the tail if not alone.
+        self.slice[curr] = self.slice[curr].saturating_sub(1);
+        if self.slice[curr] > 0 {
+            return;
+        }
+        self.slice[curr] = self.rr_ticks;
+        let p = prio(m, curr);
+        let q = &mut self.rq[cpu].queue[p];
+        if q.len() > 1 {
+            if let Some(i) = q.iter().position(|x| *x == curr) {
+                q.remove(i);
+                q.push_back(curr);
+            }
+            m.resched(cpu);
+        }
+    }
+
+    fn reweight_task(&mut self, _m: &mut Machine, _t: TaskId) {}
+
+    fn task_dead(&mut self, _m: &mut Machine, _t: TaskId) {}
+
+    fn update_curr(&mut self, m: &mut Machine, cpu: CpuId) {
+        self.account(m, cpu);
+    }
+
+    fn tick_balance(&mut self, _m: &mut Machine, _cpu: CpuId) {}
+
+    fn timer(&mut self, m: &mut Machine, _cpu: CpuId, _tag: u64) {
+        // do_sched_rt_period_timer: one period's runtime is returned to
+        // every CPU; throttled CPUs with rt_time back under the limit resume.
+        let Some(runtime) = self.p.rt_runtime else {
+            return;
+        };
+        let mut active = false;
+        for cpu in 0..self.rq.len() {
+            self.account(m, cpu);
+            let q = &mut self.rq[cpu];
+            q.rt_time -= q.rt_time.min(runtime);
+            if q.throttled && q.rt_time < runtime {
+                q.throttled = false;
+                m.resched(cpu);
+            }
+            active |= q.rt_time > 0 || q.nr > 0;
+        }
+        self.period_timer = active;
+        if active {
+            m.arm_timer(m.now + self.p.rt_period, RT, 0, 0);
+        }
+    }
+
+    fn task_debug(&self, t: TaskId) -> Vec<(&'static str, i64)> {
+        vec![(
+            "rr_slice_ticks",
+            self.slice.get(t).copied().unwrap_or(0) as i64,
+        )]
+    }
+
+    fn check_invariants(&self, m: &Machine) -> Result<(), String> {
+        for (cpu, q) in self.rq.iter().enumerate() {
+            let n: usize = q.queue.iter().map(|l| l.len()).sum();
+            if n != q.nr as usize {
+                return Err(format!("rt cpu {cpu}: nr {} but {n} queued", q.nr));
+            }
+            for (p, l) in q.queue.iter().enumerate() {
+                if l.is_empty() == (q.bitmap & (1u128 << p) != 0) {
+                    return Err(format!("rt cpu {cpu}: bitmap wrong at prio {p}"));
+                }
+                for &t in l {
+                    if m.tasks[t].cpu != cpu || !m.tasks[t].is_queued() || prio(m, t) != p {
+                        return Err(format!("rt cpu {cpu}: task {t} misplaced"));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}

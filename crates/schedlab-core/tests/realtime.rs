@@ -1,0 +1,164 @@
+//! The RT class (linux-rt-dl.md §1–§5): FIFO/RR semantics, class precedence,
+//! RT bandwidth in both kernel versions, and global fixed-priority SMP.
+
+mod common;
+use common::{cfg, run, task};
+use schedlab_core::config::SchedulerKind;
+
+fn share(r: &schedlab_core::metrics::RunResult, name: &str) -> f64 {
+    task(r, name).cpu_share
+}
+
+/// A FIFO hog starves a fair task on one CPU except for what RT bandwidth
+/// leaves: 6.1 throttles RT at 950 ms per 1 s period (§4), so the fair task
+/// gets exactly 5 %.
+#[test]
+fn fifo_starves_fair_but_for_rt_throttling_in_6_1() {
+    let wl = r#"{"global": {"duration": 10}, "tasks": {
+        "fifo": {"policy": "SCHED_FIFO", "priority": 50, "run": 1000000},
+        "fair": {"run": 1000000}}}"#;
+    let r = run(wl, cfg(SchedulerKind::Cfs, 1));
+    assert!(
+        (share(&r, "fifo") - 0.95).abs() < 0.002,
+        "{}",
+        share(&r, "fifo")
+    );
+    assert!(
+        (share(&r, "fair") - 0.05).abs() < 0.002,
+        "{}",
+        share(&r, "fair")
+    );
+}
+
+/// 6.1 throttling idles the CPU when only RT work exists (the waste the
+/// 6.12 fair server removed, §4).
+#[test]
+fn rt_throttling_idles_a_cpu_without_fair_work_in_6_1() {
+    let wl = r#"{"global": {"duration": 5}, "tasks": {
+        "fifo": {"policy": "SCHED_FIFO", "priority": 50, "run": 1000000}}}"#;
+    let r = run(wl, cfg(SchedulerKind::Cfs, 1));
+    assert!(
+        (share(&r, "fifo") - 0.95).abs() < 0.002,
+        "{}",
+        share(&r, "fifo")
+    );
+    assert!((r.metrics.cpu[0].utilisation - 0.95).abs() < 0.002);
+}
+
+/// Two RR tasks of one priority alternate every 100 ms (§3), so both get
+/// half the CPU and there are 10 switches per second.
+#[test]
+fn rr_rotates_every_100_ms() {
+    let wl = r#"{"global": {"duration": 4}, "tasks": {
+        "rr": {"instance": 2, "policy": "SCHED_RR", "priority": 10, "run": 1000000}}}"#;
+    let r = run(wl, cfg(SchedulerKind::Eevdf, 1));
+    for t in ["rr-0", "rr-1"] {
+        assert!((share(&r, t) - 0.5).abs() < 0.01, "{t} {}", share(&r, t));
+    }
+    let cs = r.metrics.context_switches as f64 / 4.0;
+    assert!((cs - 10.0).abs() <= 1.0, "{cs} switches/s");
+}
+
+/// Two FIFO tasks of one priority do not rotate: the first runs to the end
+/// of its work before the second starts (no slice, §2).
+#[test]
+fn fifo_runs_to_completion_within_a_priority() {
+    let wl = r#"{"tasks": {
+        "a": {"loop": 1, "policy": "SCHED_FIFO", "priority": 10, "run": 300000},
+        "b": {"loop": 1, "policy": "SCHED_FIFO", "priority": 10, "run": 300000}}}"#;
+    let r = run(wl, cfg(SchedulerKind::Eevdf, 1));
+    let (a, b) = (task(&r, "a"), task(&r, "b"));
+    assert!((a.turnaround_us.unwrap_or(0.0) - 300_000.0).abs() < 1.0);
+    assert!((b.turnaround_us.unwrap_or(0.0) - 600_000.0).abs() < 1.0);
+    assert_eq!(a.nivcsw + b.nivcsw, 0);
+}
+
+/// A higher-priority wakeup preempts at once (strictly higher only, §2),
+/// and a fair wakeup never preempts an RT task (§1).
+#[test]
+fn higher_priority_preempts_immediately() {
+    let wl = r#"{"global": {"duration": 1}, "tasks": {
+        "lo": {"policy": "SCHED_FIFO", "priority": 10, "run": 1000000},
+        "hi": {"policy": "SCHED_FIFO", "priority": 20, "run": 1000, "timer": {"ref": "t", "period": 10000}},
+        "fair": {"run": 1000, "timer": {"ref": "f", "period": 10000}}}}"#;
+    for kind in [SchedulerKind::Eevdf, SchedulerKind::Cfs] {
+        let r = run(wl, cfg(kind, 1));
+        let hi = task(&r, "hi");
+        assert_eq!(hi.wakeup_latency_max_us, 0.0, "{kind:?}");
+        assert_eq!(hi.missed_activations, 0);
+        assert!(
+            share(&r, "fair") < 0.06,
+            "{kind:?} fair {}",
+            share(&r, "fair")
+        );
+    }
+}
+
+/// On M CPUs the M highest-priority runnable RT tasks run (global
+/// fixed-priority through push/pull, §5): of three FIFO hogs on two CPUs
+/// the lowest never runs, whatever CPU the tasks start on.
+#[test]
+fn global_fixed_priority_on_two_cpus() {
+    let wl = r#"{"global": {"duration": 2}, "tasks": {
+        "p10": {"policy": "SCHED_FIFO", "priority": 10, "run": 1000000},
+        "p20": {"policy": "SCHED_FIFO", "priority": 20, "run": 1000000},
+        "p30": {"policy": "SCHED_FIFO", "priority": 30, "run": 100000, "sleep": 100000}}}"#;
+    let r = run(wl, cfg(SchedulerKind::Eevdf, 2));
+    assert!(
+        (share(&r, "p20") - 1.0).abs() < 0.01,
+        "{}",
+        share(&r, "p20")
+    );
+    assert!(
+        (share(&r, "p30") - 0.5).abs() < 0.01,
+        "{}",
+        share(&r, "p30")
+    );
+    // p10 runs exactly when p30 sleeps.
+    assert!(
+        (share(&r, "p10") - 0.5).abs() < 0.01,
+        "{}",
+        share(&r, "p10")
+    );
+    // A pinned high-priority task pushes the lower one to the other CPU.
+    let wl = r#"{"global": {"duration": 2}, "tasks": {
+        "low": {"policy": "SCHED_FIFO", "priority": 10, "cpus": [0, 1], "run": 1000000},
+        "pinned": {"policy": "SCHED_FIFO", "priority": 50, "cpus": [0], "run": 1000000},
+        "fair": {"run": 1000000}}}"#;
+    let r = run(wl, cfg(SchedulerKind::Eevdf, 2));
+    assert!((share(&r, "pinned") - 1.0).abs() < 0.01);
+    assert!(
+        (share(&r, "low") - 1.0).abs() < 0.01,
+        "{}",
+        share(&r, "low")
+    );
+    assert!(share(&r, "fair") < 0.01);
+}
+
+/// `sched_yield` moves a FIFO task to the tail of its list (§2).
+#[test]
+fn fifo_yield_rotates() {
+    let wl = r#"{"global": {"duration": 1}, "tasks": {
+        "y": {"instance": 2, "policy": "SCHED_FIFO", "priority": 10, "run": 1000, "yield": 0}}}"#;
+    let r = run(wl, cfg(SchedulerKind::Eevdf, 1));
+    for t in ["y-0", "y-1"] {
+        assert!((share(&r, t) - 0.5).abs() < 0.01, "{t} {}", share(&r, t));
+    }
+}
+
+/// A task that changes policy in a phase moves between classes.
+#[test]
+fn phase_policy_change_moves_between_classes() {
+    let wl = r#"{"global": {"duration": 2}, "tasks": {
+        "hog": {"run": 1000000},
+        "t": {"loop": 1, "phases": {
+            "fair": {"run": 100000},
+            "rt": {"policy": "SCHED_FIFO", "priority": 5, "run": 100000},
+            "back": {"policy": "SCHED_OTHER", "run": 100000}}}}}"#;
+    let r = run(wl, cfg(SchedulerKind::Eevdf, 1));
+    let t = task(&r, "t");
+    assert!((t.cpu_time_us - 300_000.0).abs() < 1.0);
+    // Fair halves: ~200 ms each beside the hog; the RT phase: 100 ms alone.
+    let ta = t.turnaround_us.unwrap_or(0.0);
+    assert!(ta > 450_000.0 && ta < 560_000.0, "{ta}");
+}
