@@ -37,6 +37,11 @@ pub enum EventKind {
         /// Class-defined tag.
         tag: u64,
     },
+    /// The fair server timer of a CPU (engine/server.rs).
+    ServerTimer {
+        /// CPU.
+        cpu: CpuId,
+    },
     /// The configured duration is over.
     End,
 }

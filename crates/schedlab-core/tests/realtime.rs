@@ -74,24 +74,45 @@ fn fifo_runs_to_completion_within_a_priority() {
 }
 
 /// A higher-priority wakeup preempts at once (strictly higher only, §2),
-/// and a fair wakeup never preempts an RT task (§1).
+/// and a fair wakeup never preempts an RT task (§1): the periodic fair task
+/// gets only what RT bandwidth leaves (6.1 throttling, 6.12 fair server).
 #[test]
 fn higher_priority_preempts_immediately() {
     let wl = r#"{"global": {"duration": 1}, "tasks": {
         "lo": {"policy": "SCHED_FIFO", "priority": 10, "run": 1000000},
-        "hi": {"policy": "SCHED_FIFO", "priority": 20, "run": 1000, "timer": {"ref": "t", "period": 10000}},
-        "fair": {"run": 1000, "timer": {"ref": "f", "period": 10000}}}}"#;
+        "hi": {"policy": "SCHED_FIFO", "priority": 20, "run": 1000, "timer": {"ref": "t", "period": 10000}}}}"#;
     for kind in [SchedulerKind::Eevdf, SchedulerKind::Cfs] {
         let r = run(wl, cfg(kind, 1));
         let hi = task(&r, "hi");
         assert_eq!(hi.wakeup_latency_max_us, 0.0, "{kind:?}");
         assert_eq!(hi.missed_activations, 0);
-        assert!(
-            share(&r, "fair") < 0.06,
-            "{kind:?} fair {}",
-            share(&r, "fair")
-        );
     }
+    // A periodic fair task (1 ms every 10 ms) beside a FIFO hog. 6.12: its
+    // server, once active, serves it on every wakeup until 50 ms are used
+    // (host, Linux 6.18, 5 s: 212 ms of CPU, 200 jobs). 6.1: it runs only
+    // in the 50 ms throttled windows, where it needs 1 ms per 10 ms.
+    let wl = r#"{"global": {"duration": 5}, "tasks": {
+        "lo": {"policy": "SCHED_FIFO", "priority": 10, "run": 1000000},
+        "fair": {"run": 1000, "timer": {"ref": "f", "period": 10000}}}}"#;
+    let r = run(wl, cfg(SchedulerKind::Eevdf, 1));
+    let f = task(&r, "fair");
+    assert!(
+        (f.cpu_time_us - 205_000.0).abs() < 5_000.0,
+        "{}",
+        f.cpu_time_us
+    );
+    assert!(
+        (f.loops_done as f64 - 200.0).abs() <= 10.0,
+        "{}",
+        f.loops_done
+    );
+    let r = run(wl, cfg(SchedulerKind::Cfs, 1));
+    let f = task(&r, "fair");
+    assert!(
+        (f.cpu_time_us - 30_000.0).abs() < 5_000.0,
+        "{}",
+        f.cpu_time_us
+    );
 }
 
 /// On M CPUs the M highest-priority runnable RT tasks run (global
@@ -123,16 +144,14 @@ fn global_fixed_priority_on_two_cpus() {
     // A pinned high-priority task pushes the lower one to the other CPU.
     let wl = r#"{"global": {"duration": 2}, "tasks": {
         "low": {"policy": "SCHED_FIFO", "priority": 10, "cpus": [0, 1], "run": 1000000},
-        "pinned": {"policy": "SCHED_FIFO", "priority": 50, "cpus": [0], "run": 1000000},
-        "fair": {"run": 1000000}}}"#;
+        "pinned": {"policy": "SCHED_FIFO", "priority": 50, "cpus": [0], "run": 1000000}}}"#;
     let r = run(wl, cfg(SchedulerKind::Eevdf, 2));
-    assert!((share(&r, "pinned") - 1.0).abs() < 0.01);
+    assert!((share(&r, "pinned") - 1.0).abs() < 1e-6);
     assert!(
-        (share(&r, "low") - 1.0).abs() < 0.01,
+        (share(&r, "low") - 1.0).abs() < 0.001,
         "{}",
         share(&r, "low")
     );
-    assert!(share(&r, "fair") < 0.01);
 }
 
 /// `sched_yield` moves a FIFO task to the tail of its list (§2).
@@ -161,4 +180,56 @@ fn phase_policy_change_moves_between_classes() {
     // Fair halves: ~200 ms each beside the hog; the RT phase: 100 ms alone.
     let ta = t.turnaround_us.unwrap_or(0.0);
     assert!(ta > 450_000.0 && ta < 560_000.0, "{ta}");
+}
+
+/// 6.12 (eevdf): no RT throttling, but the deferred fair server (§7) gives
+/// a starved fair task 50 ms per 1000 ms, the first time at the
+/// zero-laxity instant 950 ms into its window. Measured on the project's
+/// host (Linux 6.18, FIFO hog + fair hog pinned to one CPU, 5 s): 0.948 /
+/// 0.048.
+#[test]
+fn fair_server_gives_starved_fair_tasks_5_percent_in_6_12() {
+    let wl = r#"{"global": {"duration": 10}, "tasks": {
+        "fifo": {"policy": "SCHED_FIFO", "priority": 50, "run": 1000000},
+        "fair": {"run": 1000000}}}"#;
+    let mut c = cfg(SchedulerKind::Eevdf, 1);
+    c.trace = true;
+    let r = run(wl, c);
+    assert!(
+        (share(&r, "fifo") - 0.95).abs() < 0.001,
+        "{}",
+        share(&r, "fifo")
+    );
+    assert!(
+        (share(&r, "fair") - 0.05).abs() < 0.001,
+        "{}",
+        share(&r, "fair")
+    );
+    // The first fair run starts at the zero-laxity instant.
+    let text = schedlab_core::trace::ftrace::render(r.trace.as_ref().expect("trace"));
+    let first = text
+        .lines()
+        .find(|l| l.contains("next_comm=fair"))
+        .expect("fair runs");
+    assert!(first.contains(" 0.950000: "), "{first}");
+    // Only RT work: the CPU is not left idle (unlike 6.1).
+    let wl = r#"{"global": {"duration": 5}, "tasks": {
+        "fifo": {"policy": "SCHED_FIFO", "priority": 50, "run": 1000000}}}"#;
+    let r = run(wl, cfg(SchedulerKind::Eevdf, 1));
+    assert!((share(&r, "fifo") - 1.0).abs() < 1e-9);
+}
+
+/// A fair task that gets the CPU normally is untouched by the server: an
+/// RT task using 50 % leaves the fair hog the other 50 %.
+#[test]
+fn fair_server_is_invisible_without_starvation() {
+    let wl = r#"{"global": {"duration": 5}, "tasks": {
+        "rt": {"policy": "SCHED_FIFO", "priority": 50, "run": 5000, "timer": {"ref": "t", "period": 10000}},
+        "fair": {"run": 1000000}}}"#;
+    for kind in [SchedulerKind::Eevdf, SchedulerKind::Cfs] {
+        let r = run(wl, cfg(kind, 1));
+        assert!((share(&r, "rt") - 0.5).abs() < 0.001, "{kind:?}");
+        assert!((share(&r, "fair") - 0.5).abs() < 0.001, "{kind:?}");
+        assert_eq!(task(&r, "rt").missed_activations, 0);
+    }
 }

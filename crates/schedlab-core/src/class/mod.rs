@@ -197,6 +197,11 @@ pub trait SchedClass {
     /// Also called on idle CPUs (see docs/model.md, "NOHZ").
     fn tick_balance(&mut self, m: &mut Machine, cpu: CpuId);
 
+    /// Runnable tasks of this class on `cpu`, the current one included
+    /// (`rq->cfs.h_nr_queued`, `rq->rt.rt_nr_running`); read by the fair
+    /// server.
+    fn nr_runnable(&self, cpu: CpuId) -> u32;
+
     /// A timer this class armed with `Machine::arm_timer` fired (the
     /// class's hrtimers: RT period timer, DEADLINE replenishment). `tag`
     /// is what the class passed; stale timers must be ignored by the class.

@@ -114,6 +114,9 @@ pub struct Rt {
     rr_ticks: u64,
     /// The period timer is armed (6.1 throttling).
     period_timer: bool,
+    /// RT tasks queued on all CPUs (the pull is skipped when there are
+    /// none, like the kernel's `rto_count` check).
+    total: u32,
 }
 
 fn prio(m: &Machine, t: TaskId) -> usize {
@@ -129,6 +132,7 @@ impl Rt {
             rq: vec![RtRq::new(); m.nr_cpus()],
             slice: vec![],
             period_timer: false,
+            total: 0,
         }
     }
 
@@ -235,7 +239,7 @@ impl Rt {
     /// `pull_rt_task`: take the best queued task of another CPU that beats
     /// everything queued here and would not run on its own CPU anyway.
     fn pull_rt_task(&mut self, m: &mut Machine, cpu: CpuId) {
-        if self.rq[cpu].throttled {
+        if self.total == self.rq[cpu].nr || self.rq[cpu].throttled {
             return;
         }
         let mine = self.rq[cpu].highest().map_or(i32::MAX, |p| p as i32);
@@ -287,6 +291,7 @@ impl Rt {
         if let Some(i) = q.queue[p].iter().position(|x| *x == t) {
             q.queue[p].remove(i);
             q.nr -= 1;
+            self.total -= 1;
             if q.queue[p].is_empty() {
                 q.bitmap &= !(1u128 << p);
             }
@@ -312,6 +317,7 @@ impl SchedClass for Rt {
         q.queue[p].push_back(t);
         q.bitmap |= 1u128 << p;
         q.nr += 1;
+        self.total += 1;
         if m.tasks[t].policy == Policy::Rr && self.slice[t] == 0 {
             self.slice[t] = self.rr_ticks;
         }
@@ -453,6 +459,10 @@ impl SchedClass for Rt {
 
     fn tick_balance(&mut self, _m: &mut Machine, _cpu: CpuId) {}
 
+    fn nr_runnable(&self, cpu: CpuId) -> u32 {
+        self.rq[cpu].nr
+    }
+
     fn timer(&mut self, m: &mut Machine, _cpu: CpuId, _tag: u64) {
         // do_sched_rt_period_timer: one period's runtime is returned to
         // every CPU; throttled CPUs with rt_time back under the limit resume.
@@ -486,6 +496,12 @@ impl SchedClass for Rt {
     fn check_invariants(&self, m: &Machine) -> Result<(), String> {
         for (cpu, q) in self.rq.iter().enumerate() {
             let n: usize = q.queue.iter().map(|l| l.len()).sum();
+            if q.nr > self.total {
+                return Err(format!(
+                    "rt cpu {cpu}: nr {} above total {}",
+                    q.nr, self.total
+                ));
+            }
             if n != q.nr as usize {
                 return Err(format!("rt cpu {cpu}: nr {} but {n} queued", q.nr));
             }

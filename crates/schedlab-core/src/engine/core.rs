@@ -2,10 +2,12 @@
 //! `__schedule`, `try_to_wake_up`, `wake_up_new_task`, migration, and the
 //! accounting of execution segments.
 
+use super::server::{Actions, Ran, ServerState};
 use super::Simulator;
-use crate::class::{DequeueFlags, EnqueueFlags, WakeFlags, Waker};
+use crate::class::{DequeueFlags, EnqueueFlags, WakeFlags, Waker, FAIR, RT};
 use crate::clock::Ns;
 use crate::cpuset::CpuId;
+use crate::event::EventKind;
 use crate::machine::MigrationKind;
 use crate::stats::TaskStats;
 use crate::task::{Busy, OnRq, Prog, Task, TaskId, TaskState};
@@ -104,6 +106,7 @@ impl Simulator {
 
     /// `__schedule` on `cpu`.
     pub(crate) fn schedule(&mut self, cpu: CpuId) {
+        self.server_update(cpu);
         let prev = self.m.rqs[cpu].curr;
         if let Some(p) = prev {
             self.settle(cpu);
@@ -129,7 +132,17 @@ impl Simulator {
         }
         self.apply_migrations();
         let mut next = None;
-        for c in 0..self.classes.len() {
+        // An active fair server runs fair tasks ahead of RT (§7).
+        let first = match &self.server {
+            Some(s)
+                if s.state(cpu) == ServerState::Active
+                    && self.classes[FAIR].nr_runnable(cpu) > 0 =>
+            {
+                FAIR
+            }
+            _ => 0,
+        };
+        for c in first..self.classes.len() {
             if let Some(t) = self.classes[c].pick_task(&mut self.m, cpu) {
                 next = Some(t);
                 break;
@@ -153,6 +166,41 @@ impl Simulator {
             self.classes[c].set_next_task(&mut self.m, cpu, n);
         }
         self.switch_in(cpu, if put_prev_done { prev } else { curr }, next);
+    }
+
+    /// Bring `cpu`'s fair server up to date (engine/server.rs).
+    pub(crate) fn server_update(&mut self, cpu: CpuId) {
+        let Some(s) = self.server.as_mut() else {
+            return;
+        };
+        let ran = match self.m.rqs[cpu].curr {
+            None => Ran::Idle,
+            Some(t) if self.m.tasks[t].policy.is_rt() => Ran::Other,
+            Some(_) => Ran::Fair,
+        };
+        let nr_fair = self.classes[FAIR].nr_runnable(cpu);
+        let act = s.update(cpu, self.m.now, ran, nr_fair);
+        self.server_apply(cpu, act);
+    }
+
+    /// The fair server timer of `cpu` fired.
+    pub(crate) fn server_timer(&mut self, cpu: CpuId) {
+        self.server_update(cpu);
+        let rt_queued = self.classes[RT].nr_runnable(cpu) > 0;
+        let Some(s) = self.server.as_mut() else {
+            return;
+        };
+        let act = s.timer(cpu, self.m.now, rt_queued);
+        self.server_apply(cpu, act);
+    }
+
+    fn server_apply(&mut self, cpu: CpuId, act: Actions) {
+        if let Some(at) = act.arm {
+            self.events.push(at, EventKind::ServerTimer { cpu });
+        }
+        if act.resched {
+            self.m.resched(cpu);
+        }
     }
 
     /// A blocked or exiting current task leaves the run queue
@@ -276,9 +324,15 @@ impl Simulator {
             None => self.m.resched(cpu),
             Some(curr) => {
                 let (cc, ct) = (self.class_of(curr), self.class_of(t));
+                let served = ct == FAIR
+                    && self
+                        .server
+                        .as_ref()
+                        .is_some_and(|s| s.state(cpu) == ServerState::Active);
                 if cc == ct {
                     self.classes[ct].wakeup_preempt(&mut self.m, cpu, t, flags);
-                } else if ct < cc {
+                } else if ct < cc || served {
+                    // A higher class, or a fair task its active server runs.
                     self.m.resched(cpu);
                 }
             }

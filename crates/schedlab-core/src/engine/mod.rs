@@ -8,6 +8,7 @@
 
 pub mod core;
 pub mod exec;
+pub mod server;
 pub mod sync;
 
 use crate::class::fair::tunables::{FairParams, Version};
@@ -87,6 +88,8 @@ pub struct Simulator {
     /// Process name → index in `m.processes` (lookup only, never iterated).
     process_index: std::collections::HashMap<String, usize>,
     autogroup: bool,
+    /// 6.12 fair servers (None: 6.1, or no RT task can exist).
+    server: Option<server::FairServer>,
     autogroups: Vec<(String, usize)>,
     steps_without_time: u64,
     last_step_time: Ns,
@@ -227,6 +230,7 @@ impl Simulator {
             next_tick: (0, 0),
             process_index: std::collections::HashMap::new(),
             autogroup,
+            server: None,
             autogroups: vec![],
             steps_without_time: 0,
             last_step_time: 0,
@@ -255,6 +259,9 @@ impl Simulator {
             ..RtParams::default()
         };
         sim.classes.push(Box::new(Rt::new(rt, &sim.m)));
+        if version == Version::Eevdf && sim.wl.uses_rt() {
+            sim.server = Some(server::FairServer::new(sim.m.nr_cpus()));
+        }
         sim.classes.push(Box::new(Fair::new(params, &sim.m)));
         sim.init_barriers();
         sim.start();
@@ -577,6 +584,7 @@ impl Simulator {
                     self.try_to_wake_up(task, crate::class::Waker { cpu, task: None });
                 }
             }
+            EventKind::ServerTimer { cpu } => self.server_timer(cpu),
             EventKind::ClassTimer { class, cpu, tag } => {
                 self.classes[class].timer(&mut self.m, cpu, tag);
             }
@@ -586,6 +594,7 @@ impl Simulator {
     }
 
     fn tick(&mut self, cpu: usize) {
+        self.server_update(cpu);
         if let Some(t) = self.m.rqs[cpu].curr {
             let c = self.class_of(t);
             self.classes[c].task_tick(&mut self.m, cpu, t);

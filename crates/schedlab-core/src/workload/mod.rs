@@ -266,6 +266,17 @@ impl Workload {
     }
 
     /// Whether some thread loops forever.
+    pub fn uses_rt(&self) -> bool {
+        let rt = |a: &Attrs| a.policy.unwrap_or(self.default_policy).is_rt();
+        self.tasks.iter().any(|t| {
+            rt(&t.attrs)
+                || t.phases
+                    .iter()
+                    .any(|p| p.attrs.policy.is_some_and(|x| x.is_rt()))
+        })
+    }
+
+    /// Some task loops forever.
     pub fn runs_forever(&self) -> bool {
         self.tasks
             .iter()

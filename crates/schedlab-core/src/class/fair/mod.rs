@@ -737,6 +737,10 @@ impl SchedClass for Fair {
         self.periodic_balance(m, cpu);
     }
 
+    fn nr_runnable(&self, cpu: CpuId) -> u32 {
+        self.root_rq(cpu).h_nr_running
+    }
+
     fn check_invariants(&self, m: &Machine) -> Result<(), String> {
         for (i, q) in self.cfs.iter().enumerate() {
             let mut load = 0;
