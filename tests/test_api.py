@@ -93,3 +93,16 @@ def test_os_noise_is_seeded_and_kept_out_of_fairness():
     assert list(a.tasks.name) == ["h-0", "h-1", "h-2", "noise/0", "noise/1"]
     assert set(a.tasks.process[3:]) == {"[noise]"}
     assert a.metrics.fairness_tasks == ["h-0", "h-1", "h-2"]
+
+
+def test_jobs_dataframe_for_deadline_tasks():
+    wl = {"global": {"duration": 1, "calibration": 100}, "tasks": {
+        "d": {"policy": "SCHED_DEADLINE", "dl-runtime": 2000, "dl-period": 10000,
+              "run": 2000, "timer": {"ref": "unique", "period": 10000}}}}
+    r = schedlab.simulate(wl)
+    j = r.jobs
+    assert len(j) == 100 and (j.response_us == 2000).all() and (j.lateness_us == -8000).all()
+    t = r.tasks.loc["d"]
+    # The job released at exactly 1 s counts as released (as SimSo counts).
+    assert (t.jobs_released, t.jobs_completed, t.deadline_misses) == (101, 100, 0)
+    assert t.policy == "SCHED_DEADLINE"

@@ -17,7 +17,7 @@ EXPECTED = {
     "wrong_type.json": ("tasks.t.sleep", 'expected an integer number of microseconds, found the string "5ms"'),
     "unknown_key.json": ("tasks.t.prio", "unknown key"),
     "nice_out_of_range.json": ("tasks.t.priority", "expected a nice value in -20..=19"),
-    "dl_not_supported.json": ("tasks.t.policy", "SCHED_DEADLINE is not supported yet"),
+    "dl_bad_params.json": ("tasks.t.dl-deadline", "dl-runtime <= dl-deadline <= dl-period"),
     "negative_run.json": ("tasks.t.run", "expected a duration >= 0 us, found -5"),
     "zero_duration.json": ("global.duration", "expected -1 or seconds > 0, found 0"),
     "timer_no_period.json": ("tasks.t.timer", 'missing "period"'),

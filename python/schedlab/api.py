@@ -118,6 +118,16 @@ class SimResult:
         return pd.DataFrame(rows, columns=["task", "time_us", "slack_us"])
 
     @property
+    def jobs(self) -> pd.DataFrame:
+        """Every completed job (work between timer activations): release, start, finish and
+        deadline (µs), response time and lateness (finish − deadline; positive = missed)."""
+        names = [t["name"] for t in self.metrics["tasks"]]
+        rows = [(names[i], rel, st, fin, dl, fin - rel, fin - dl)
+                for i, rel, st, fin, dl in self._native.jobs()]
+        return pd.DataFrame(rows, columns=["task", "release_us", "start_us", "finish_us", "deadline_us",
+                                           "response_us", "lateness_us"])
+
+    @property
     def has_trace(self) -> bool:
         return self._native.has_trace()
 

@@ -91,6 +91,18 @@ described! {
         pub slack_avg_us: Option<f64>,
         /// Largest slack, µs.
         pub slack_max_us: Option<f64>,
+        /// Jobs (work between timer activations) released by the end of the run, the end included.
+        pub jobs_released: u64,
+        /// Jobs finished (the task reached its `timer` event).
+        pub jobs_completed: u64,
+        /// Jobs that finished after their deadline, or are unfinished with their deadline passed at the end (deadline: release + dl-deadline for SCHED_DEADLINE, + timer period otherwise).
+        pub deadline_misses: u64,
+        /// Largest tardiness (finish − deadline, at least 0), µs; an unfinished late job counts up to the end.
+        pub max_tardiness_us: f64,
+        /// Mean response time (finish − release) of completed jobs, µs.
+        pub response_avg_us: Option<f64>,
+        /// Largest response time of completed jobs, µs.
+        pub response_max_us: Option<f64>,
         /// CPU at the end of the run.
         pub cpu: usize,
     }
@@ -161,8 +173,78 @@ pub struct RunResult {
     pub metrics: RunMetrics,
     /// Every timer activation: (task index, time µs, slack µs).
     pub activations: Vec<(usize, f64, f64)>,
+    /// Every completed job: (task index, release, start, finish, deadline), µs.
+    pub jobs: Vec<(usize, f64, f64, f64, f64)>,
     /// Trace, if recorded.
     pub trace: Option<TraceData>,
+}
+
+/// Job accounting of one task (issue: deadline accounting).
+struct JobStats {
+    released: u64,
+    completed: u64,
+    misses: u64,
+    max_tardiness: Ns,
+    response_avg_us: Option<f64>,
+    response_max: Option<Ns>,
+}
+
+fn job_stats(m: &Machine, wl: &Workload, i: usize, end: Ns) -> JobStats {
+    let t = &m.tasks[i];
+    let s = &m.stats.tasks[i];
+    let def = &wl.tasks[t.def];
+    let first_period = def
+        .phases
+        .iter()
+        .flat_map(|p| &p.events)
+        .find_map(|e| match e {
+            crate::workload::Event::Timer { period, .. } => Some(*period),
+            _ => None,
+        });
+    let completed = s.activations.len() as u64;
+    let mut misses = s.activations.iter().filter(|a| a.at > a.deadline).count() as u64;
+    let mut max_tardiness = s
+        .activations
+        .iter()
+        .map(|a| a.at.saturating_sub(a.deadline))
+        .max()
+        .unwrap_or(0);
+    // The job in progress (or awaited) at the end.
+    let mut released = completed;
+    if let Some(period) = first_period.filter(|_| t.exited.is_none()) {
+        let rel_deadline = if t.policy == crate::workload::Policy::Deadline && t.dl.deadline > 0 {
+            t.dl.deadline
+        } else {
+            period
+        };
+        let (release, rel) = s.job.unwrap_or((t.created + def.delay, rel_deadline));
+        let pending = match s.awaiting {
+            Some(r) => r <= end,
+            None => release <= end,
+        };
+        if pending {
+            released += 1;
+            let deadline = release + rel;
+            if deadline < end {
+                misses += 1;
+                max_tardiness = max_tardiness.max(end - deadline);
+            }
+        }
+    }
+    let resp: Vec<Ns> = s
+        .activations
+        .iter()
+        .map(|a| a.at - a.release.min(a.at))
+        .collect();
+    JobStats {
+        released,
+        completed,
+        misses,
+        max_tardiness,
+        response_avg_us: (!resp.is_empty())
+            .then(|| resp.iter().sum::<Ns>() as f64 / resp.len() as f64 / 1000.0),
+        response_max: resp.iter().copied().max(),
+    }
 }
 
 /// Jain's fairness index (Σx)² / (n·Σx²).
@@ -188,7 +270,18 @@ pub fn collect(
     let dur = end.max(1);
     let mut tasks = vec![];
     let mut activations = vec![];
+    let mut jobs = vec![];
     for (i, t) in m.tasks.iter().enumerate() {
+        let js = job_stats(m, wl, i, end);
+        for a in &m.stats.tasks[i].activations {
+            jobs.push((
+                i,
+                to_us(a.release),
+                to_us(a.start),
+                to_us(a.at),
+                to_us(a.deadline),
+            ));
+        }
         let s = &m.stats.tasks[i];
         let wl_lat = &s.wakeup_latency;
         let q = |x: f64| to_us(wl_lat.quantile(x));
@@ -234,6 +327,12 @@ pub fn collect(
             slack_min_us: slacks.iter().copied().reduce(f64::min),
             slack_avg_us: (nslack > 0).then(|| slacks.iter().sum::<f64>() / nslack as f64),
             slack_max_us: slacks.iter().copied().reduce(f64::max),
+            jobs_released: js.released,
+            jobs_completed: js.completed,
+            deadline_misses: js.misses,
+            max_tardiness_us: to_us(js.max_tardiness),
+            response_avg_us: js.response_avg_us,
+            response_max_us: js.response_max.map(to_us),
             cpu: t.cpu,
         });
     }
@@ -319,6 +418,7 @@ pub fn collect(
     RunResult {
         metrics,
         activations,
+        jobs,
         trace,
     }
 }

@@ -56,13 +56,21 @@ fn unreachable_hist() -> Histogram<u64> {
     Histogram::new_with_bounds(1, u64::MAX / 2, 2).unwrap_or_else(|_| std::process::abort())
 }
 
-/// One activation of a periodic rt-app timer.
+/// One activation of a periodic rt-app timer, i.e. one completed job: the
+/// work between two activations.
 #[derive(Debug, Clone, Copy)]
 pub struct Activation {
-    /// Time the task reached its `timer` event.
+    /// Time the task reached its `timer` event: the job's finish.
     pub at: Ns,
     /// Time left before the activation (negative: overrun, a missed activation).
     pub slack: i64,
+    /// The job's release (its activation time).
+    pub release: Ns,
+    /// When the job first ran.
+    pub start: Ns,
+    /// Absolute deadline: release + dl-deadline for SCHED_DEADLINE tasks,
+    /// release + timer period otherwise.
+    pub deadline: Ns,
 }
 
 /// Per-task counters.
@@ -84,6 +92,12 @@ pub struct TaskStats {
     pub work_done: u64,
     /// Timer activations.
     pub activations: Vec<Activation>,
+    /// Start of the current job (first run after its release).
+    pub job_start: Option<Ns>,
+    /// Release of the current (or awaited) job and its relative deadline.
+    pub job: Option<(Ns, Ns)>,
+    /// The task sleeps on its timer until this release.
+    pub awaiting: Option<Ns>,
     /// Completed iterations of the phase list.
     pub loops_done: u64,
 }

@@ -8,6 +8,44 @@ use crate::workload::Policy;
 /// Index of a task in `Machine::tasks` (creation order).
 pub type TaskId = usize;
 
+/// SCHED_DEADLINE parameters of a task (`sched_attr`), ns; all 0 for
+/// other policies.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DlAttr {
+    /// `sched_runtime`.
+    pub runtime: Ns,
+    /// `sched_deadline` (relative).
+    pub deadline: Ns,
+    /// `sched_period`.
+    pub period: Ns,
+}
+
+impl DlAttr {
+    /// From rt-app's dl-runtime / dl-period / dl-deadline (period defaults
+    /// to the runtime, deadline to the period; formats.md §1).
+    pub fn from_attrs(policy: Policy, a: &crate::workload::Attrs) -> Self {
+        if policy != Policy::Deadline {
+            return DlAttr::default();
+        }
+        let runtime = a.dl_runtime.unwrap_or(0);
+        let period = a.dl_period.unwrap_or(runtime);
+        let deadline = a.dl_deadline.unwrap_or(period);
+        DlAttr {
+            runtime,
+            deadline,
+            period,
+        }
+    }
+
+    /// Bandwidth R/P in the kernel's fixed point (`to_ratio`, BW_SHIFT 20).
+    pub fn bw(&self) -> u64 {
+        if self.period == 0 {
+            return 0;
+        }
+        (((self.runtime as u128) << 20) / self.period as u128) as u64
+    }
+}
+
 /// Life cycle state (`p->__state` plus on-CPU status).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TaskState {
@@ -84,6 +122,8 @@ pub struct Task {
     pub nice: i32,
     /// RT priority 1..=99 for SCHED_FIFO/RR (0 otherwise).
     pub rt_priority: u32,
+    /// SCHED_DEADLINE parameters (runtime, deadline, period), ns.
+    pub dl: DlAttr,
     /// Custom slice requested via `sched_attr.sched_runtime` (rt-app `dl-runtime` on fair policies).
     pub custom_slice: Option<Ns>,
     /// Load weight from the nice table (3 for SCHED_IDLE).

@@ -25,7 +25,13 @@ fn task_json(i: usize, nice: i32, run: u64, sleep: u64, cpus: &[usize], mode: u8
         2 => format!("\"lock\": \"m\", \"run\": {run}, \"unlock\": \"m\", \"sleep\": {sleep}"),
         _ => format!("\"run\": {run}, \"yield\": \"\", \"sleep0\": {sleep}"),
     };
-    // Some tasks are SCHED_FIFO / SCHED_RR (nice -20..-17 stand for them).
+    // Some tasks are SCHED_FIFO / SCHED_RR / SCHED_DEADLINE (nice -20..-16
+    // stand for them); DEADLINE tasks need full affinity and small budgets.
+    if nice == -16 {
+        return format!(
+            "\"t{i}\": {{\"policy\": \"SCHED_DEADLINE\", \"dl-runtime\": 1000, \"dl-period\": 50000, {body}}}"
+        );
+    }
     let policy = match nice {
         -20 | -18 => format!(
             "\"policy\": \"SCHED_FIFO\", \"priority\": {}",

@@ -109,6 +109,11 @@ impl PyRunResult {
         self.0.activations.clone()
     }
 
+    /// Completed jobs as (task index, release, start, finish, deadline), µs.
+    fn jobs(&self) -> Vec<(usize, f64, f64, f64, f64)> {
+        self.0.jobs.clone()
+    }
+
     /// Whether a trace was recorded.
     fn has_trace(&self) -> bool {
         self.0.trace.is_some()

@@ -8,9 +8,7 @@
 //! (kernel/sched/idle.c only runs the idle loop), so it is represented by
 //! "no task": [`crate::runqueue::Rq::curr`] is `None`.
 //!
-//! The stack is `[rt, fair]` (indices [`RT`], [`FAIR`]); SCHED_DEADLINE
-//! tasks are rejected when a simulation is built until the deadline class
-//! lands. Whole-scheduler
+//! The stack is `[dl, rt, fair]` (indices [`DL`], [`RT`], [`FAIR`]). Whole-scheduler
 //! replacements (BFS, MuQSS, BMQ, PDS) will be a stack of one class that
 //! accepts every policy; sched_ext policies will be an `ext` class hosting a
 //! `sched_ext_ops`-shaped policy between fair and idle.
@@ -23,13 +21,16 @@
 //! `request_migration`, `note_delayed_dequeue_done`. It never calls another
 //! class. All hooks run at `m.now` and take no simulated time.
 
+pub mod dl;
 pub mod fair;
 pub mod rt;
 
+/// Index of the deadline class in the engine's class stack.
+pub const DL: usize = 0;
 /// Index of the RT class in the engine's class stack.
-pub const RT: usize = 0;
+pub const RT: usize = 1;
 /// Index of the fair class in the engine's class stack.
-pub const FAIR: usize = 1;
+pub const FAIR: usize = 2;
 
 use crate::cpuset::CpuId;
 use crate::machine::Machine;

@@ -12,6 +12,7 @@ use crate::machine::MigrationKind;
 use crate::stats::TaskStats;
 use crate::task::{Busy, OnRq, Prog, Task, TaskId, TaskState};
 use crate::trace::{PrevState, TraceEvent};
+use crate::workload::Policy;
 
 /// Bound on reschedule rounds for one event: a class that keeps asking for
 /// more is a bug, not a workload property.
@@ -21,10 +22,10 @@ impl Simulator {
     /// Index of the class of task `t` in the stack. Only the fair class
     /// exists until the real-time classes land.
     pub(crate) fn class_of(&self, t: TaskId) -> usize {
-        if self.m.tasks[t].policy.is_rt() {
-            crate::class::RT
-        } else {
-            crate::class::FAIR
+        match self.m.tasks[t].policy {
+            Policy::Deadline => crate::class::DL,
+            Policy::Fifo | Policy::Rr => crate::class::RT,
+            _ => crate::class::FAIR,
         }
     }
 
@@ -175,7 +176,7 @@ impl Simulator {
         };
         let ran = match self.m.rqs[cpu].curr {
             None => Ran::Idle,
-            Some(t) if self.m.tasks[t].policy.is_rt() => Ran::Other,
+            Some(t) if !self.m.tasks[t].policy.is_fair() => Ran::Other,
             Some(_) => Ran::Fair,
         };
         let nr_fair = self.classes[FAIR].nr_runnable(cpu);
@@ -282,6 +283,11 @@ impl Simulator {
         self.m.rqs[cpu].nr_switches += 1;
         self.m.rqs[cpu].curr = next;
         self.m.rqs[cpu].curr_since = now;
+        if let Some(n) = next {
+            let st = &mut self.m.stats.tasks[n];
+            st.awaiting = None;
+            st.job_start.get_or_insert(now);
+        }
         let Some(n) = next else {
             self.m.rqs[cpu].idle_stamp = Some(now);
             return;
@@ -478,6 +484,7 @@ impl Simulator {
             policy,
             nice,
             rt_priority,
+            dl: crate::task::DlAttr::from_attrs(policy, &attrs),
             custom_slice: attrs.dl_runtime.filter(|s| *s > 0),
             weight: Self::weight_of(policy, nice),
             affinity: self.cpuset_of(&attrs),
@@ -503,6 +510,10 @@ impl Simulator {
         self.task_start.push(self.m.now);
         if !self.m.tasks[id].affinity.contains(parent_cpu) {
             self.m.tasks[id].cpu = self.m.tasks[id].affinity.first().unwrap_or(0);
+        }
+        if policy == Policy::Deadline {
+            let bw = self.m.tasks[id].dl.bw();
+            self.admit_dl(id, 0, bw);
         }
         // Every class sets up its per-task state, so a later policy change
         // (an rt-app phase) only moves the task between class queues.
@@ -540,8 +551,40 @@ impl Simulator {
             .push(until, crate::event::EventKind::Wake { task: t, gen });
     }
 
+    /// Admission control (`sched_dl_overflow`): task `t` changes its
+    /// SCHED_DEADLINE bandwidth from `old` to `new`; over the limit the run
+    /// fails as `sched_setattr` would with EBUSY. Returns whether admitted.
+    pub(crate) fn admit_dl(&mut self, t: TaskId, old: u64, new: u64) -> bool {
+        let (total, limit) = self.dl_bw;
+        let after = total - old.min(total) + new;
+        if after > limit {
+            let cpus = |bw: u64| bw as f64 / (1u64 << 20) as f64;
+            self.fail(super::SimError::Runtime(format!(
+                "{}: admission control refuses SCHED_DEADLINE task {} (runtime/period {:.3}): the tasks would need {:.3} CPUs of bandwidth but {:.3} are available ({} CPUs x 0.95{}); the kernel's sched_setattr fails with EBUSY",
+                self.wl.source,
+                self.m.tasks[t].name,
+                cpus(new),
+                cpus(after),
+                cpus(limit),
+                self.m.nr_cpus(),
+                if matches!(self.cfg.scheduler, crate::config::SchedulerKind::Eevdf) {
+                    " less 0.05 per CPU for the 6.12 fair servers"
+                } else {
+                    ""
+                }
+            )));
+            return false;
+        }
+        self.dl_bw.0 = after;
+        true
+    }
+
     /// The current task `t` exits.
     pub(crate) fn exit_task(&mut self, t: TaskId) {
+        if self.m.tasks[t].policy == Policy::Deadline {
+            let bw = self.m.tasks[t].dl.bw();
+            self.dl_bw.0 -= bw.min(self.dl_bw.0);
+        }
         let cpu = self.m.tasks[t].cpu;
         self.m.tasks[t].state = TaskState::Dead;
         self.m.tasks[t].exited = Some(self.m.now);

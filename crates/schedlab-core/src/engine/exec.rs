@@ -10,7 +10,7 @@ use crate::class::Waker;
 use crate::clock::Ns;
 use crate::stats::Activation;
 use crate::task::{Busy, TaskId};
-use crate::workload::{Event, TimerMode};
+use crate::workload::{Event, Policy, TimerMode};
 
 /// Zero-time steps at one instant before a task is declared stuck.
 const MAX_STEPS_AT_ONE_TIME: u64 = 1_000_000;
@@ -74,8 +74,10 @@ impl Simulator {
         let affinity = self.cpuset_of(&a);
         let group = self.group_of(def, &a);
         let weight = Self::weight_of(policy, nice);
+        let dl = crate::task::DlAttr::from_attrs(policy, &a);
         let task = &self.m.tasks[t];
         let same = task.policy == policy
+            && task.dl == dl
             && task.nice == nice
             && task.rt_priority == rt_priority
             && task.custom_slice == slice
@@ -84,10 +86,24 @@ impl Simulator {
         if same {
             return;
         }
+        let old_bw = if task.policy == Policy::Deadline {
+            task.dl.bw()
+        } else {
+            0
+        };
+        let new_bw = if policy == Policy::Deadline {
+            dl.bw()
+        } else {
+            0
+        };
+        if old_bw != new_bw && !self.admit_dl(t, old_bw, new_bw) {
+            return;
+        }
         self.change_running_task(t, |task| {
             task.policy = policy;
             task.nice = nice;
             task.rt_priority = rt_priority;
+            task.dl = dl;
             task.weight = weight;
             task.custom_slice = slice;
             task.affinity = affinity;
@@ -149,14 +165,33 @@ impl Simulator {
         } else {
             self.sync.timers.get(name).copied()
         };
-        let mut next = prev.unwrap_or(start) + period;
+        let release = prev.unwrap_or(start);
+        let mut next = release + period;
         let slack = next as i64 - now as i64;
-        self.m.stats.tasks[t]
-            .activations
-            .push(Activation { at: now, slack });
+        let task = &self.m.tasks[t];
+        let rel_deadline = if task.policy == Policy::Deadline && task.dl.deadline > 0 {
+            task.dl.deadline
+        } else {
+            period
+        };
+        let st = &mut self.m.stats.tasks[t];
+        st.activations.push(Activation {
+            at: now,
+            slack,
+            release,
+            start: st.job_start.take().unwrap_or(release),
+            deadline: release + rel_deadline,
+        });
         let wait = now < next;
         if !wait && mode == TimerMode::Relative {
             next = now;
+        }
+        // The next job: released at `next` (at once if already late).
+        st.job = Some((next.min(now.max(next)), rel_deadline));
+        if wait {
+            st.awaiting = Some(next);
+        } else {
+            st.job_start = Some(now);
         }
         if own {
             let timers = &mut self.m.tasks[t].own_timers;
@@ -175,11 +210,15 @@ impl Simulator {
     pub(crate) fn step(&mut self, t: TaskId) -> Result<(), SimError> {
         let cpu = self.m.tasks[t].cpu;
         if !self.m.tasks[t].prog.delay_done {
+            // The thread's reference time (first timer base) is its
+            // creation plus `delay`, not when it first got a CPU: rt-app
+            // creates every thread at once, and a periodic task set is
+            // released together at 0 as in the real-time literature.
             self.m.tasks[t].prog.delay_done = true;
             let delay = self.wl.tasks[self.m.tasks[t].def].delay;
-            self.task_start[t] = self.m.now + delay;
-            if delay > 0 {
-                self.sleep_until(t, self.m.now + delay);
+            self.task_start[t] = self.m.tasks[t].created + delay;
+            if self.task_start[t] > self.m.now {
+                self.sleep_until(t, self.task_start[t]);
                 return Ok(());
             }
         }

@@ -11,6 +11,7 @@ pub mod exec;
 pub mod server;
 pub mod sync;
 
+use crate::class::dl::Dl;
 use crate::class::fair::tunables::{FairParams, Version};
 use crate::class::fair::weights::{nice_to_weight, WEIGHT_IDLEPRIO};
 use crate::class::fair::Fair;
@@ -90,6 +91,9 @@ pub struct Simulator {
     autogroup: bool,
     /// 6.12 fair servers (None: 6.1, or no RT task can exist).
     server: Option<server::FairServer>,
+    /// SCHED_DEADLINE bandwidth admitted (`dl_b->total_bw`, tasks only) and
+    /// the limit for tasks, BW_SHIFT fixed point.
+    dl_bw: (u64, u64),
     autogroups: Vec<(String, usize)>,
     steps_without_time: u64,
     last_step_time: Ns,
@@ -135,6 +139,70 @@ fn add_noise_threads(wl: &mut Workload, tunables: &TunableSet, cpus: usize) {
             daemon: true,
         });
     }
+}
+
+/// `__checkparam_dl` and the root-domain affinity rule (linux-rt-dl.md §6).
+fn check_dl(wl: &Workload, a: &Attrs, path: &str, cpus: usize) -> Result<(), SimError> {
+    let base = path.strip_suffix(".policy").unwrap_or(path);
+    let d = crate::task::DlAttr::from_attrs(Policy::Deadline, a);
+    let err = |key: &str, msg: String| -> Result<(), SimError> {
+        Err(WorkloadError::at(&wl.source, &format!("{base}.{key}"), msg).into())
+    };
+    if d.runtime < 1024 {
+        return err(
+            "dl-runtime",
+            format!(
+                "SCHED_DEADLINE needs dl-runtime of at least 1024 ns, found {} ns",
+                d.runtime
+            ),
+        );
+    }
+    if !(d.runtime <= d.deadline && d.deadline <= d.period) {
+        return err(
+            "dl-deadline",
+            format!(
+                "SCHED_DEADLINE needs dl-runtime <= dl-deadline <= dl-period, found {} / {} / {} us",
+                d.runtime / 1000,
+                d.deadline / 1000,
+                d.period / 1000
+            ),
+        );
+    }
+    if !(100_000..=(1u64 << 22) * 1000).contains(&d.period) {
+        return err(
+            "dl-period",
+            format!(
+                "SCHED_DEADLINE period must be 100 us..4194304 us (sched_deadline_period_{{min,max}}_us), found {} us",
+                d.period / 1000
+            ),
+        );
+    }
+    if a.cpus.as_ref().is_some_and(|v| {
+        let mut s: Vec<usize> = v.clone();
+        s.sort_unstable();
+        s.dedup();
+        s.len() < cpus
+    }) {
+        return err(
+            "cpus",
+            "a SCHED_DEADLINE task's affinity must span every CPU of its root domain (the kernel returns EPERM)".into(),
+        );
+    }
+    Ok(())
+}
+
+/// SCHED_DEADLINE bandwidth available to tasks on `cpus` CPUs, in the
+/// kernel's fixed point (`__dl_overflow`): 0.95 per CPU
+/// (sched_rt_runtime_us / sched_rt_period_us), less the 6.12 fair servers'
+/// 50/1000 per CPU, which count in `total_bw`.
+pub(crate) fn dl_bw_limit(cpus: usize, fair_servers: bool) -> u64 {
+    let per_cpu = ((950_000u64 << 20) / 1_000_000)
+        - if fair_servers {
+            (50_000u64 << 20) / 1_000_000
+        } else {
+            0
+        };
+    per_cpu * cpus as u64
 }
 
 fn policy_path(wl: &Workload, ti: usize, phase: Option<usize>) -> String {
@@ -231,6 +299,7 @@ impl Simulator {
             process_index: std::collections::HashMap::new(),
             autogroup,
             server: None,
+            dl_bw: (0, 0),
             autogroups: vec![],
             steps_without_time: 0,
             last_step_time: 0,
@@ -258,6 +327,8 @@ impl Simulator {
             throttling: version == Version::Cfs,
             ..RtParams::default()
         };
+        sim.dl_bw.1 = dl_bw_limit(sim.m.nr_cpus(), version == Version::Eevdf);
+        sim.classes.push(Box::new(Dl::new(&sim.m)));
         sim.classes.push(Box::new(Rt::new(rt, &sim.m)));
         if version == Version::Eevdf && sim.wl.uses_rt() {
             sim.server = Some(server::FairServer::new(sim.m.nr_cpus()));
@@ -265,6 +336,10 @@ impl Simulator {
         sim.classes.push(Box::new(Fair::new(params, &sim.m)));
         sim.init_barriers();
         sim.start();
+        if let Some(e) = sim.error.take() {
+            // Admission control refused a task at start.
+            return Err(e);
+        }
         Ok(sim)
     }
 
@@ -277,14 +352,6 @@ impl Simulator {
     fn validate(wl: &Workload, cpus: usize) -> Result<(), SimError> {
         let check = |a: &Attrs, path: String| -> Result<(), SimError> {
             let p = a.policy.unwrap_or(wl.default_policy);
-            if p == Policy::Deadline {
-                return Err(WorkloadError::at(
-                    &wl.source,
-                    &format!("{path}.policy"),
-                    format!("{} is not supported yet: the deadline class has not landed (fair, FIFO and RR are)", p.name()),
-                )
-                .into());
-            }
             if let Some(c) = a.cpus.as_ref().and_then(|v| v.iter().find(|c| **c >= cpus)) {
                 return Err(WorkloadError::at(
                     &wl.source,
@@ -296,16 +363,11 @@ impl Simulator {
                 )
                 .into());
             }
+            if p == Policy::Deadline {
+                check_dl(wl, a, &path, cpus)?;
+            }
             Ok(())
         };
-        if wl.default_policy == Policy::Deadline {
-            return Err(WorkloadError::at(
-                &wl.source,
-                "global.default_policy",
-                format!("{} is not supported yet: the deadline class has not landed (fair, FIFO and RR are)", wl.default_policy.name()),
-            )
-            .into());
-        }
         for (ti, t) in wl.tasks.iter().enumerate() {
             check(&t.attrs, policy_path(wl, ti, None))?;
             for (pi, ph) in t.phases.iter().enumerate() {

@@ -1,0 +1,506 @@
+//! The deadline class: SCHED_DEADLINE (kernel/sched/deadline.c), from
+//! ../shared/spec/linux-rt-dl.md §6.
+//!
+//! Each task is a constant-bandwidth server (CBS) with runtime R, relative
+//! deadline D and period P:
+//! * running consumes `runtime`, scaled by the CPU's capacity and frequency
+//!   (`dl_scaled_delta_exec`); at ≤ 0 the task is throttled until its next
+//!   period `deadline − D + P` (`dl_next_period`), where it is replenished:
+//!   `deadline += P, runtime += R` until positive (overruns carry), or a
+//!   fresh `now + D` if that is still in the past;
+//! * at wakeup the CBS rule (`update_dl_entity`) starts a new period if the
+//!   deadline passed or the remaining runtime would overflow the reserved
+//!   bandwidth; a constrained task (D < P) whose deadline is still ahead
+//!   gets the revised rule (runtime = density × time left), and one waking
+//!   between its deadline and its next period is throttled until then
+//!   (`dl_check_constrained_dl`);
+//! * `sched_yield` gives up the rest of the period.
+//!
+//! Per CPU the earliest deadline runs; a wakeup preempts only with a
+//! strictly earlier deadline. Across CPUs the kernel's push/pull (§6, "Global
+//! EDF approximation") is followed: a waking task goes to a CPU without DL
+//! work, else to the one whose earliest deadline is latest and later than
+//! its own (`find_later_rq`); after each pick the earliest waiting task is
+//! pushed to such a CPU; a CPU about to pick pulls the earliest waiting task
+//! of another CPU if it beats everything queued here and would not preempt
+//! its own CPU. Net effect: the M earliest deadlines run (global EDF), so the
+//! Dhall effect shows.
+//!
+//! Admission control (`sched_dl_overflow`) lives in the engine, which sees
+//! every task. Simplifications (docs/model.md): no GRUB reclaiming
+//! (SCHED_FLAG_RECLAIM), no inactive timer / 0-lag bookkeeping, no
+//! DL-server entities in the tree (the 6.12 fair server is modelled in
+//! engine/server.rs and ranks below DL tasks); throttling is detected at
+//! `update_curr` points (ticks, switches), as without HRTICK_DL.
+
+use super::{DequeueFlags, EnqueueFlags, SchedClass, WakeFlags, Waker, DL};
+use crate::clock::Ns;
+use crate::cpuset::CpuId;
+use crate::machine::{Machine, MigrationKind};
+use crate::task::TaskId;
+use std::collections::BTreeSet;
+
+/// Per-task CBS state (`struct sched_dl_entity`).
+#[derive(Debug, Clone, Copy, Default)]
+struct DlEnt {
+    /// Remaining runtime in this period, ns (may go negative: overrun).
+    runtime: i64,
+    /// Absolute deadline.
+    deadline: Ns,
+    /// Waiting for the replenishment timer.
+    throttled: bool,
+    /// Generation of the replenishment timer (stale timers are ignored).
+    gen: u32,
+    /// In the per-CPU tree (queued and not throttled).
+    in_tree: bool,
+    /// Tree key while in the tree.
+    key: (Ns, u64),
+}
+
+/// The deadline class.
+#[derive(Debug)]
+pub struct Dl {
+    ent: Vec<DlEnt>,
+    /// Per CPU: (deadline, sequence, task) of queued, unthrottled tasks.
+    tree: Vec<BTreeSet<(Ns, u64, TaskId)>>,
+    /// Per CPU: the DL task running there.
+    curr: Vec<Option<TaskId>>,
+    exec_start: Vec<Ns>,
+    seq: u64,
+    /// Tasks in all trees (push/pull are skipped without any).
+    total: usize,
+}
+
+impl Dl {
+    /// A deadline class for the CPUs of `m`.
+    pub fn new(m: &Machine) -> Self {
+        let n = m.nr_cpus();
+        Dl {
+            ent: vec![],
+            tree: vec![BTreeSet::new(); n],
+            curr: vec![None; n],
+            exec_start: vec![0; n],
+            seq: 0,
+            total: 0,
+        }
+    }
+
+    /// Absolute deadline of `t` (for tests and reports).
+    pub fn deadline(&self, t: TaskId) -> Ns {
+        self.ent[t].deadline
+    }
+
+    fn insert(&mut self, cpu: CpuId, t: TaskId) {
+        if self.ent[t].in_tree {
+            return;
+        }
+        self.seq += 1;
+        let key = (self.ent[t].deadline, self.seq);
+        self.ent[t].key = key;
+        self.ent[t].in_tree = true;
+        self.tree[cpu].insert((key.0, key.1, t));
+        self.total += 1;
+    }
+
+    fn remove(&mut self, cpu: CpuId, t: TaskId) {
+        if !self.ent[t].in_tree {
+            return;
+        }
+        let key = self.ent[t].key;
+        self.tree[cpu].remove(&(key.0, key.1, t));
+        self.ent[t].in_tree = false;
+        self.total -= 1;
+    }
+
+    /// Earliest deadline queued on `cpu` (running task included), if any.
+    fn earliest(&self, cpu: CpuId) -> Option<Ns> {
+        self.tree[cpu].first().map(|k| k.0)
+    }
+
+    /// The earliest waiting (queued, not running) task of `cpu` allowed on
+    /// `dst` (None: any other CPU).
+    fn pushable(&self, m: &Machine, cpu: CpuId, dst: Option<CpuId>) -> Option<TaskId> {
+        self.tree[cpu].iter().map(|k| k.2).find(|&t| {
+            let running = self.curr[cpu] == Some(t) || m.rqs[cpu].curr == Some(t);
+            let aff = m.tasks[t].affinity;
+            let ok = match dst {
+                Some(d) => aff.contains(d),
+                None => aff.count() > 1,
+            };
+            !running && ok
+        })
+    }
+
+    /// Earliest deadline per CPU (None: no DL work), the `cpudl` heap.
+    fn levels(&self) -> Vec<Option<Ns>> {
+        (0..self.tree.len()).map(|c| self.earliest(c)).collect()
+    }
+
+    /// `find_later_rq`: a CPU without DL work (prefer `prefer`, then
+    /// `waker`, then the lowest), else the one whose earliest deadline is
+    /// latest and later than `deadline`.
+    fn find_later_rq(
+        levels: &[Option<Ns>],
+        aff: crate::cpuset::CpuSet,
+        deadline: Ns,
+        prefer: CpuId,
+        waker: Option<CpuId>,
+    ) -> Option<CpuId> {
+        let free = |c: CpuId| aff.contains(c) && levels[c].is_none();
+        if free(prefer) {
+            return Some(prefer);
+        }
+        if let Some(w) = waker.filter(|w| free(*w)) {
+            return Some(w);
+        }
+        if let Some(c) = aff.iter().find(|c| free(*c)) {
+            return Some(c);
+        }
+        aff.iter()
+            .filter_map(|c| levels[c].map(|d| (d, c)))
+            .filter(|(d, _)| *d > deadline)
+            .max_by_key(|(d, c)| (*d, std::cmp::Reverse(*c)))
+            .map(|(_, c)| c)
+    }
+
+    /// `push_dl_tasks`: waiting tasks of `cpu` that will not run here go to
+    /// CPUs where they would run.
+    fn push_dl_tasks(&mut self, m: &mut Machine, cpu: CpuId) {
+        let running = |t: TaskId| self.curr[cpu] == Some(t) || m.rqs[cpu].curr == Some(t);
+        let waiting: Vec<(Ns, TaskId)> = self.tree[cpu]
+            .iter()
+            .filter(|k| !running(k.2))
+            .map(|k| (k.0, k.2))
+            .collect();
+        if waiting.is_empty() {
+            return;
+        }
+        let mut levels = self.levels();
+        // Deadline of the DL task that will run here.
+        let mut here = self.curr[cpu].map(|c| self.ent[c].deadline);
+        for (d, t) in waiting {
+            if here.is_none_or(|h| d < h) {
+                // It runs here (first) or preempts what runs here.
+                here = Some(d);
+                m.resched(cpu);
+                continue;
+            }
+            let aff = m.tasks[t].affinity;
+            levels[cpu] = here;
+            match Self::find_later_rq(&levels, aff, d, cpu, None) {
+                Some(dst) if dst != cpu => {
+                    m.request_migration(t, dst, MigrationKind::Balance);
+                    levels[dst] = Some(d);
+                }
+                _ => return,
+            }
+        }
+    }
+
+    /// `pull_dl_task`: take the earliest waiting task of another CPU that
+    /// beats everything queued here and would not preempt its own CPU.
+    fn pull_dl_task(&mut self, m: &mut Machine, cpu: CpuId) {
+        if self.total == self.tree[cpu].len() {
+            return;
+        }
+        let dmin = self.earliest(cpu).unwrap_or(Ns::MAX);
+        let mut best: Option<(Ns, TaskId)> = None;
+        for src in (0..m.nr_cpus()).filter(|s| *s != cpu) {
+            let Some(t) = self.pushable(m, src, Some(cpu)) else {
+                continue;
+            };
+            let d = self.ent[t].deadline;
+            let src_curr = self.curr[src].map_or(Ns::MAX, |c| self.ent[c].deadline);
+            if d < dmin && d >= src_curr && best.is_none_or(|(bd, _)| d < bd) {
+                best = Some((d, t));
+            }
+        }
+        if let Some((_, t)) = best {
+            m.request_migration(t, cpu, MigrationKind::Balance);
+        }
+    }
+
+    /// `update_curr_dl`: charge the running task's (scaled) time.
+    fn account(&mut self, m: &mut Machine, cpu: CpuId) {
+        let now = m.now;
+        let Some(t) = self.curr[cpu] else {
+            self.exec_start[cpu] = now;
+            return;
+        };
+        let delta = now.saturating_sub(self.exec_start[cpu]);
+        self.exec_start[cpu] = now;
+        if delta == 0 {
+            return;
+        }
+        let (num, den) = m.topo.rate(cpu);
+        let scaled = (delta as u128 * num as u128 / den.max(1) as u128) as i64;
+        self.ent[t].runtime -= scaled;
+        if self.ent[t].runtime <= 0 && !self.ent[t].throttled {
+            self.throttle(m, cpu, t);
+        }
+    }
+
+    /// Throttle `t` until its next period (or replenish at once if that has
+    /// already begun).
+    fn throttle(&mut self, m: &mut Machine, cpu: CpuId, t: TaskId) {
+        let a = m.tasks[t].dl;
+        let next_period = (self.ent[t].deadline + a.period).saturating_sub(a.deadline);
+        self.remove(cpu, t);
+        self.ent[t].throttled = true;
+        self.ent[t].gen = self.ent[t].gen.wrapping_add(1);
+        m.resched(cpu);
+        if next_period > m.now {
+            let tag = ((self.ent[t].gen as u64) << 32) | t as u64;
+            m.arm_timer(next_period, DL, cpu, tag);
+        } else {
+            self.replenish(m, t);
+        }
+    }
+
+    /// `replenish_dl_entity` and re-queue.
+    fn replenish(&mut self, m: &mut Machine, t: TaskId) {
+        let a = m.tasks[t].dl;
+        let e = &mut self.ent[t];
+        while e.runtime <= 0 {
+            e.deadline += a.period;
+            e.runtime += a.runtime as i64;
+        }
+        if e.deadline < m.now {
+            // "DL replenish lagged too much"
+            e.deadline = m.now + a.deadline;
+            e.runtime = a.runtime as i64;
+        }
+        e.throttled = false;
+        let cpu = m.tasks[t].cpu;
+        if m.tasks[t].is_queued() {
+            self.insert(cpu, t);
+            if m.rqs[cpu].curr != Some(t) {
+                self.push_dl_tasks(m, cpu);
+            }
+        }
+    }
+
+    /// The CBS wakeup rule (`update_dl_entity`) at `now`.
+    fn wakeup_rule(&mut self, m: &mut Machine, cpu: CpuId, t: TaskId) {
+        let a = m.tasks[t].dl;
+        let now = m.now;
+        let e = &mut self.ent[t];
+        if e.throttled {
+            return;
+        }
+        let constrained = a.deadline < a.period;
+        if constrained && now >= e.deadline {
+            // dl_check_constrained_dl: between deadline and next period.
+            let next_period = e.deadline + a.period - a.deadline;
+            if now < next_period {
+                e.runtime = 0;
+                self.throttle(m, cpu, t);
+                return;
+            }
+        }
+        let left = e.deadline.saturating_sub(now);
+        // dl_entity_overflow, in the kernel's >>10 arithmetic.
+        let overflow = (a.deadline >> 10) as u128 * ((e.runtime.max(0) as u64) >> 10) as u128
+            > (left >> 10) as u128 * (a.runtime >> 10) as u128;
+        if e.deadline <= now || overflow {
+            if constrained && e.deadline > now {
+                // update_dl_revised_wakeup: runtime = density × time left.
+                e.runtime = ((a.runtime as u128 * left as u128) / a.deadline.max(1) as u128) as i64;
+            } else {
+                e.deadline = now + a.deadline;
+                e.runtime = a.runtime as i64;
+            }
+        }
+    }
+}
+
+impl SchedClass for Dl {
+    fn name(&self) -> &'static str {
+        "dl"
+    }
+
+    fn task_fork(&mut self, _m: &mut Machine, t: TaskId, _parent: Option<TaskId>) {
+        if self.ent.len() <= t {
+            self.ent.resize(t + 1, DlEnt::default());
+        }
+    }
+
+    fn enqueue_task(&mut self, m: &mut Machine, cpu: CpuId, t: TaskId, flags: EnqueueFlags) {
+        if flags.has(EnqueueFlags::INITIAL)
+            || flags.has(EnqueueFlags::RESTORE) && self.ent[t].deadline == 0
+        {
+            // setup_new_dl_entity
+            let a = m.tasks[t].dl;
+            self.ent[t].deadline = m.now + a.deadline;
+            self.ent[t].runtime = a.runtime as i64;
+        } else if flags.has(EnqueueFlags::WAKEUP) {
+            self.wakeup_rule(m, cpu, t);
+        }
+        if self.ent[t].throttled {
+            // A throttled task waits for its timer (enqueue_dl_entity).
+            return;
+        }
+        self.insert(cpu, t);
+        // task_woken_dl: a wakeup that cannot preempt is pushed elsewhere.
+        if flags.has(EnqueueFlags::WAKEUP) {
+            self.push_dl_tasks(m, cpu);
+        }
+    }
+
+    fn dequeue_task(
+        &mut self,
+        m: &mut Machine,
+        cpu: CpuId,
+        t: TaskId,
+        _flags: DequeueFlags,
+    ) -> bool {
+        if self.curr[cpu] == Some(t) {
+            self.account(m, cpu);
+        }
+        self.remove(cpu, t);
+        true
+    }
+
+    fn yield_task(&mut self, m: &mut Machine, cpu: CpuId) {
+        // yield_task_dl: give up the rest of this period.
+        if let Some(t) = self.curr[cpu] {
+            self.account(m, cpu);
+            if !self.ent[t].throttled {
+                self.ent[t].runtime = 0;
+                self.throttle(m, cpu, t);
+            }
+        }
+    }
+
+    fn wakeup_preempt(&mut self, m: &mut Machine, cpu: CpuId, t: TaskId, _flags: WakeFlags) {
+        // wakeup_preempt_dl: strictly earlier deadline.
+        if let Some(c) = m.rqs[cpu].curr {
+            if self.ent[t].in_tree && self.ent[t].deadline < self.ent[c].deadline {
+                m.resched(cpu);
+            }
+        }
+    }
+
+    fn balance(&mut self, m: &mut Machine, cpu: CpuId) {
+        self.pull_dl_task(m, cpu);
+    }
+
+    fn pick_task(&mut self, _m: &mut Machine, cpu: CpuId) -> Option<TaskId> {
+        self.tree[cpu].first().map(|k| k.2)
+    }
+
+    fn put_prev_task(&mut self, m: &mut Machine, cpu: CpuId, _prev: TaskId, _next: Option<TaskId>) {
+        self.account(m, cpu);
+        self.curr[cpu] = None;
+    }
+
+    fn set_next_task(&mut self, m: &mut Machine, cpu: CpuId, next: TaskId) {
+        self.curr[cpu] = Some(next);
+        self.exec_start[cpu] = m.now;
+        self.push_dl_tasks(m, cpu);
+    }
+
+    fn select_task_rq(
+        &mut self,
+        m: &mut Machine,
+        t: TaskId,
+        prev_cpu: CpuId,
+        flags: WakeFlags,
+        waker: Waker,
+    ) -> CpuId {
+        let aff = m.tasks[t].affinity;
+        let fallback = if aff.contains(prev_cpu) {
+            prev_cpu
+        } else {
+            aff.first().unwrap_or(prev_cpu)
+        };
+        if !(flags.has(WakeFlags::TTWU) || flags.has(WakeFlags::FORK)) {
+            return fallback;
+        }
+        // The deadline this wakeup will have: the CBS rule renews a passed
+        // one (the kernel selects with the old value and corrects by push).
+        let a = m.tasks[t].dl;
+        let e = self.ent[t];
+        let d = if flags.has(WakeFlags::FORK) || e.deadline <= m.now {
+            m.now + a.deadline
+        } else {
+            e.deadline
+        };
+        let busy = self.curr[fallback]
+            .is_some_and(|c| m.tasks[c].affinity.count() == 1 || self.ent[c].deadline <= d)
+            || self.earliest(fallback).is_some_and(|x| x <= d);
+        if !busy {
+            return fallback;
+        }
+        match Self::find_later_rq(&self.levels(), aff, d, fallback, Some(waker.cpu)) {
+            Some(c) => c,
+            None => fallback,
+        }
+    }
+
+    fn migrate_task_rq(&mut self, _m: &mut Machine, _t: TaskId, _new_cpu: CpuId) {}
+
+    fn task_tick(&mut self, m: &mut Machine, cpu: CpuId, _curr: TaskId) {
+        self.account(m, cpu);
+    }
+
+    fn reweight_task(&mut self, _m: &mut Machine, _t: TaskId) {}
+
+    fn task_dead(&mut self, _m: &mut Machine, t: TaskId) {
+        self.ent[t].gen = self.ent[t].gen.wrapping_add(1);
+        self.ent[t].throttled = false;
+    }
+
+    fn update_curr(&mut self, m: &mut Machine, cpu: CpuId) {
+        self.account(m, cpu);
+    }
+
+    fn tick_balance(&mut self, _m: &mut Machine, _cpu: CpuId) {}
+
+    fn nr_runnable(&self, cpu: CpuId) -> u32 {
+        self.tree[cpu].len() as u32
+    }
+
+    fn timer(&mut self, m: &mut Machine, _cpu: CpuId, tag: u64) {
+        // dl_task_timer: replenish a throttled task.
+        let t = (tag & 0xffff_ffff) as TaskId;
+        let gen = (tag >> 32) as u32;
+        if t >= self.ent.len() || self.ent[t].gen != gen || !self.ent[t].throttled {
+            return;
+        }
+        if m.tasks[t].policy != crate::workload::Policy::Deadline {
+            self.ent[t].throttled = false;
+            return;
+        }
+        self.replenish(m, t);
+    }
+
+    fn task_debug(&self, t: TaskId) -> Vec<(&'static str, i64)> {
+        let e = self.ent.get(t).copied().unwrap_or_default();
+        vec![
+            ("dl_deadline", e.deadline as i64),
+            ("dl_runtime", e.runtime),
+        ]
+    }
+
+    fn check_invariants(&self, m: &Machine) -> Result<(), String> {
+        let mut n = 0;
+        for (cpu, tree) in self.tree.iter().enumerate() {
+            for &(d, _, t) in tree {
+                n += 1;
+                let e = &self.ent[t];
+                if m.tasks[t].cpu != cpu
+                    || !m.tasks[t].is_queued()
+                    || e.throttled
+                    || e.deadline != d
+                {
+                    return Err(format!("dl cpu {cpu}: task {t} misplaced"));
+                }
+            }
+        }
+        if n != self.total {
+            return Err(format!("dl: total {} but {n} in trees", self.total));
+        }
+        Ok(())
+    }
+}
