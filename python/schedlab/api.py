@@ -191,6 +191,7 @@ def simulate(
     progress: Optional[Callable[[int, Optional[int]], None]] = None,
     capacity: Optional[Iterable[int]] = None,
     freq_mhz: Optional[Iterable[Union[int, Tuple[int, int]]]] = None,
+    dl_policy: str = "edf",
 ) -> SimResult:
     """Simulate an rt-app workload (a path, a JSON string or a dict).
 
@@ -201,6 +202,8 @@ def simulate(
     capacity (1..1024) and ``freq_mhz`` its (current, maximum) frequency or
     just a frequency (current = maximum); one entry applies to every CPU.
     rt-app ``run`` work progresses at capacity/1024 × current/maximum.
+    ``dl_policy`` orders SCHED_DEADLINE tasks: ``edf`` (the kernel's),
+    ``llf`` or ``illf`` (seed 001).
     """
     text, source = _load(workload)
     config = {
@@ -217,5 +220,6 @@ def simulate(
         "set": _set_pairs(set),
         "trace": trace,
         "fairness_tasks": list(fairness_tasks or []),
+        "dl_policy": dl_policy,
     }
     return SimResult(_native.simulate(text, source, config, progress))

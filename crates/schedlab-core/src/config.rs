@@ -37,6 +37,13 @@ pub const ENGINE_TUNABLES: &[Tunable] = &[
         doc: "extra time before a task that changed CPU progresses (cache refill)",
     },
     Tunable {
+        name: "illf_swap_rule",
+        default: 1,
+        min: 0,
+        max: 1,
+        doc: "ILLF rule 4 (big/small swap at activation and pick); 0 = ablation with rules 1-3 only",
+    },
+    Tunable {
         name: "noise_interval_us",
         default: 0,
         min: 0,
@@ -178,6 +185,44 @@ pub struct SimConfig {
     pub trace: bool,
     /// Tasks (by name) whose CPU times enter Jain's fairness index (empty = all).
     pub fairness_tasks: Vec<String>,
+    /// How the deadline class orders SCHED_DEADLINE tasks.
+    pub dl_policy: DlPolicy,
+}
+
+/// Ordering of SCHED_DEADLINE tasks (class/dl.rs). `Edf` is the kernel's
+/// SCHED_DEADLINE; the others are real-time policies from the literature
+/// that replace its ordering (seed-algorithms.md §2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DlPolicy {
+    /// Earliest deadline first (the kernel's SCHED_DEADLINE, global by push/pull).
+    #[default]
+    Edf,
+    /// Least laxity first, laxity re-evaluated at every tick.
+    Llf,
+    /// Improved LLF of seed 001: laxity updated at activation/finish and for
+    /// the least-laxity waiting job at ticks, restricted switch points, and
+    /// the big/small swap rule.
+    Illf,
+}
+
+impl DlPolicy {
+    /// All policies.
+    pub const ALL: [DlPolicy; 3] = [DlPolicy::Edf, DlPolicy::Llf, DlPolicy::Illf];
+
+    /// Name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            DlPolicy::Edf => "edf",
+            DlPolicy::Llf => "llf",
+            DlPolicy::Illf => "illf",
+        }
+    }
+
+    /// Parse a name.
+    pub fn from_name(s: &str) -> Option<Self> {
+        DlPolicy::ALL.into_iter().find(|p| p.name() == s)
+    }
 }
 
 impl Default for SimConfig {
@@ -195,6 +240,7 @@ impl Default for SimConfig {
             set: vec![],
             trace: false,
             fairness_tasks: vec![],
+            dl_policy: DlPolicy::Edf,
         }
     }
 }

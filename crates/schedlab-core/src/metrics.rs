@@ -129,6 +129,8 @@ described! {
     pub struct RunMetrics {
         /// Scheduler name.
         pub scheduler: String,
+        /// Ordering of SCHED_DEADLINE tasks: edf (the kernel's), llf or illf.
+        pub dl_policy: String,
         /// Number of CPUs.
         pub cpus: usize,
         /// Tick frequency.
@@ -378,6 +380,7 @@ pub fn collect(
     let secs = dur as f64 / 1e9;
     let metrics = RunMetrics {
         scheduler: cfg.scheduler.info().name.to_string(),
+        dl_policy: cfg.dl_policy.name().to_string(),
         cpus: m.nr_cpus(),
         hz: m.hz,
         seed: cfg.seed,

@@ -4,7 +4,7 @@
 
 mod common;
 use common::{cfg, run, task};
-use schedlab_core::config::SchedulerKind;
+use schedlab_core::config::{DlPolicy, SchedulerKind};
 
 const BOTH: [SchedulerKind; 2] = [SchedulerKind::Eevdf, SchedulerKind::Cfs];
 
@@ -159,4 +159,91 @@ fn global_edf_matches_simso() {
             assert_eq!(sum(|t| t.deadline_misses), 0, "{kind:?} {secs} s");
         }
     }
+}
+
+fn dl_task(c: u64, d: u64, t: u64, instances: u32) -> String {
+    format!(
+        r#"{{"instance": {instances}, "policy": "SCHED_DEADLINE", "dl-runtime": {c}, "dl-period": {t},
+            "dl-deadline": {d}, "run": {c}, "timer": {{"ref": "unique", "period": {t}}}}}"#
+    )
+}
+
+fn run_policy(
+    tasks: &str,
+    cpus: usize,
+    policy: DlPolicy,
+    set: &[(&str, i64)],
+) -> schedlab_core::metrics::RunResult {
+    let wl =
+        format!(r#"{{"global": {{"duration": 2, "calibration": 100}}, "tasks": {{{tasks}}}}}"#);
+    let mut c = cfg(SchedulerKind::Eevdf, cpus);
+    c.hz = 1000;
+    c.dl_policy = policy;
+    c.set = set.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+    run(&wl, c)
+}
+
+fn misses(r: &schedlab_core::metrics::RunResult) -> u64 {
+    r.metrics.tasks.iter().map(|t| t.deadline_misses).sum()
+}
+
+/// Seed 001 §2.3: on the Dhall task set LLF and ILLF run the zero-laxity
+/// heavy job at once and meet every deadline; EDF misses.
+#[test]
+fn llf_and_illf_avoid_the_dhall_effect() {
+    let tasks = format!(
+        r#""heavy": {}, "light": {}"#,
+        dl_task(100_000, 100_000, 100_000, 1),
+        dl_task(1000, 99_000, 99_000, 4)
+    );
+    assert!(misses(&run_policy(&tasks, 4, DlPolicy::Edf, &[])) >= 1);
+    assert_eq!(misses(&run_policy(&tasks, 4, DlPolicy::Llf, &[])), 0);
+    assert_eq!(misses(&run_policy(&tasks, 4, DlPolicy::Illf, &[])), 0);
+}
+
+/// Seed 001's E2 example on one CPU: T1 = T2 = (0.05P, 0.5P, 0.5P),
+/// T3 = (0.6P, P, P), P = 100 ms. In laxity order T3 (laxity 0.4P) runs
+/// first; T1 and T2 (0.45P) then reach zero laxity together while T3 runs,
+/// and with switches restricted (rules 1-3 only) one of them misses. The
+/// swap rule runs the small jobs first and every deadline is met, with
+/// fewer switches than plain LLF.
+#[test]
+fn illf_swap_rule_meets_the_e2_example() {
+    let tasks = format!(
+        r#""small": {}, "big": {}"#,
+        dl_task(5000, 50_000, 50_000, 2),
+        dl_task(60_000, 100_000, 100_000, 1)
+    );
+    let illf = run_policy(&tasks, 1, DlPolicy::Illf, &[]);
+    assert_eq!(misses(&illf), 0);
+    let no_swap = run_policy(&tasks, 1, DlPolicy::Illf, &[("illf_swap_rule", 0)]);
+    assert!(misses(&no_swap) >= 1, "{}", misses(&no_swap));
+    let llf = run_policy(&tasks, 1, DlPolicy::Llf, &[]);
+    assert_eq!(misses(&llf), 0);
+    assert!(
+        illf.metrics.context_switches < llf.metrics.context_switches,
+        "illf {} llf {}",
+        illf.metrics.context_switches,
+        llf.metrics.context_switches
+    );
+}
+
+/// LLF switches far more often than EDF and ILLF when laxities are equal
+/// (seed 001 case 2), since a running job's laxity stays while the waiting
+/// ones' shrink.
+#[test]
+fn llf_thrashes_on_equal_laxity() {
+    let tasks: Vec<String> = (1..=16)
+        .map(|i| {
+            format!(
+                r#""t{i}": {}"#,
+                dl_task(5000 * i, 5000 * i + 230_000, 5000 * i + 230_000, 1)
+            )
+        })
+        .collect();
+    let tasks = tasks.join(", ");
+    let cs = |p| run_policy(&tasks, 4, p, &[]).metrics.context_switches;
+    let (edf, llf, illf) = (cs(DlPolicy::Edf), cs(DlPolicy::Llf), cs(DlPolicy::Illf));
+    assert!(llf > 3 * edf, "edf {edf} llf {llf}");
+    assert!(illf < llf / 3, "illf {illf} llf {llf}");
 }

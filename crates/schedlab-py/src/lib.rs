@@ -4,7 +4,7 @@
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use schedlab_core::config::{SchedulerKind, SimConfig};
+use schedlab_core::config::{DlPolicy, SchedulerKind, SimConfig};
 use schedlab_core::engine::{SimError, Simulator};
 use schedlab_core::metrics::{self, RunResult};
 use schedlab_core::trace::{ftrace, perfetto};
@@ -201,6 +201,14 @@ fn parse_config(py: Python<'_>, cfg: &Bound<'_, PyAny>) -> PyResult<SimConfig> {
     }
     if let Some(v) = get("trace")? {
         c.trace = v.extract()?;
+    }
+    if let Some(v) = get("dl_policy")? {
+        let name: String = v.extract()?;
+        c.dl_policy = DlPolicy::from_name(&name).ok_or_else(|| {
+            ConfigError::new_err(format!(
+                "unknown dl_policy \"{name}\"; expected one of: edf, llf, illf"
+            ))
+        })?;
     }
     if let Some(v) = get("fairness_tasks")? {
         c.fairness_tasks = v.extract()?;

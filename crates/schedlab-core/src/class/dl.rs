@@ -26,6 +26,28 @@
 //! its own CPU. Net effect: the M earliest deadlines run (global EDF), so the
 //! Dhall effect shows.
 //!
+//! The ordering is pluggable ([`DlPolicy`], seed-algorithms.md §2), keeping
+//! CBS, push/pull and admission: `edf` orders by absolute deadline (the
+//! kernel); `llf` and `illf` by laxity S = d − t − R, with R the remaining
+//! runtime of the job (its CBS budget). Since S = (d − R) − t for every job,
+//! ordering by the key d − R ("latest start time") is ordering by laxity at
+//! any instant; a waiting job's key is constant and a running job's grows,
+//! which is exactly "a waiting job's laxity decreases, a running job's is
+//! constant". `llf` re-keys the running job at every tick and switches as
+//! soon as a waiting job has less laxity (plus at activations); `illf`
+//! follows the seed's four rules: (1) the running job is re-keyed only when
+//! a job is activated on its CPU or the current job finishes; (2) at a tick
+//! only the least-laxity waiting job is checked; (3) switches happen only at
+//! an activation, when a waiting job reaches zero laxity, or when the
+//! current job finishes; (4) the swap rule at activation and at pick: with
+//! K the job that would run and Q the one that wants to (the activated job,
+//! or the second least laxity at pick), if K is big (R_K > S_K), Q is small
+//! (R_Q ≤ S_Q), R_K > S_Q and R_Q ≤ S_K, Q runs. Where the seed is silent
+//! (marked [choice] in the code): ties go to the earlier-queued job (rb-tree
+//! insertion order); when rule 4 does not fire at an activation, the job of
+//! least laxity of {K, Q} runs; migration is the kernel's push/pull with the
+//! laxity key, as the seed keeps Linux 3.14's DL-class structure.
+//!
 //! Admission control (`sched_dl_overflow`) lives in the engine, which sees
 //! every task. Simplifications (docs/model.md): no GRUB reclaiming
 //! (SCHED_FLAG_RECLAIM), no inactive timer / 0-lag bookkeeping, no
@@ -35,6 +57,7 @@
 
 use super::{DequeueFlags, EnqueueFlags, SchedClass, WakeFlags, Waker, DL};
 use crate::clock::Ns;
+pub use crate::config::DlPolicy;
 use crate::cpuset::CpuId;
 use crate::machine::{Machine, MigrationKind};
 use crate::task::TaskId;
@@ -60,6 +83,11 @@ struct DlEnt {
 /// The deadline class.
 #[derive(Debug)]
 pub struct Dl {
+    policy: DlPolicy,
+    /// ILLF rule 4 on (tunable `illf_swap_rule`; off for ablation).
+    swap_rule: bool,
+    /// Per CPU: the task the next pick must return (ILLF rules 3b and 4).
+    forced: Vec<Option<TaskId>>,
     ent: Vec<DlEnt>,
     /// Per CPU: (deadline, sequence, task) of queued, unthrottled tasks.
     tree: Vec<BTreeSet<(Ns, u64, TaskId)>>,
@@ -72,10 +100,13 @@ pub struct Dl {
 }
 
 impl Dl {
-    /// A deadline class for the CPUs of `m`.
-    pub fn new(m: &Machine) -> Self {
+    /// A deadline class for the CPUs of `m`, ordering tasks by `policy`.
+    pub fn new(m: &Machine, policy: DlPolicy, swap_rule: bool) -> Self {
         let n = m.nr_cpus();
         Dl {
+            policy,
+            swap_rule,
+            forced: vec![None; n],
             ent: vec![],
             tree: vec![BTreeSet::new(); n],
             curr: vec![None; n],
@@ -90,12 +121,50 @@ impl Dl {
         self.ent[t].deadline
     }
 
+    /// Ordering key: the deadline (EDF) or the latest start time d − R
+    /// (LLF, ILLF: laxity = key − now).
+    fn key_of(&self, t: TaskId) -> Ns {
+        let e = &self.ent[t];
+        match self.policy {
+            DlPolicy::Edf => e.deadline,
+            DlPolicy::Llf | DlPolicy::Illf => e.deadline.saturating_sub(e.runtime.max(0) as Ns),
+        }
+    }
+
+    /// Laxity S = key − now (negative: the job can no longer make it).
+    fn laxity(&self, t: TaskId, now: Ns) -> i64 {
+        self.key_of(t) as i64 - now as i64
+    }
+
+    /// Remaining runtime R.
+    fn remaining(&self, t: TaskId) -> i64 {
+        self.ent[t].runtime.max(0)
+    }
+
+    /// Re-insert `t` under its current key (laxity recomputation).
+    fn rekey(&mut self, cpu: CpuId, t: TaskId) {
+        if self.ent[t].in_tree && self.ent[t].key.0 != self.key_of(t) {
+            self.remove(cpu, t);
+            self.insert(cpu, t);
+        }
+    }
+
+    /// ILLF rule 4: should `q` run instead of `k`?
+    fn swap(&self, k: TaskId, q: TaskId, now: Ns) -> bool {
+        if !self.swap_rule {
+            return false;
+        }
+        let (rk, sk) = (self.remaining(k), self.laxity(k, now));
+        let (rq, sq) = (self.remaining(q), self.laxity(q, now));
+        rk > sk && rq <= sq && rk > sq && rq <= sk
+    }
+
     fn insert(&mut self, cpu: CpuId, t: TaskId) {
         if self.ent[t].in_tree {
             return;
         }
         self.seq += 1;
-        let key = (self.ent[t].deadline, self.seq);
+        let key = (self.key_of(t), self.seq);
         self.ent[t].key = key;
         self.ent[t].in_tree = true;
         self.tree[cpu].insert((key.0, key.1, t));
@@ -176,8 +245,8 @@ impl Dl {
             return;
         }
         let mut levels = self.levels();
-        // Deadline of the DL task that will run here.
-        let mut here = self.curr[cpu].map(|c| self.ent[c].deadline);
+        // Key of the DL task that will run here.
+        let mut here = self.curr[cpu].map(|c| self.ent[c].key.0);
         for (d, t) in waiting {
             if here.is_none_or(|h| d < h) {
                 // It runs here (first) or preempts what runs here.
@@ -209,8 +278,8 @@ impl Dl {
             let Some(t) = self.pushable(m, src, Some(cpu)) else {
                 continue;
             };
-            let d = self.ent[t].deadline;
-            let src_curr = self.curr[src].map_or(Ns::MAX, |c| self.ent[c].deadline);
+            let d = self.ent[t].key.0;
+            let src_curr = self.curr[src].map_or(Ns::MAX, |c| self.ent[c].key.0);
             if d < dmin && d >= src_curr && best.is_none_or(|(bd, _)| d < bd) {
                 best = Some((d, t));
             }
@@ -273,11 +342,43 @@ impl Dl {
         e.throttled = false;
         let cpu = m.tasks[t].cpu;
         if m.tasks[t].is_queued() {
-            self.insert(cpu, t);
-            if m.rqs[cpu].curr != Some(t) {
-                self.push_dl_tasks(m, cpu);
+            if m.rqs[cpu].curr == Some(t) {
+                self.insert(cpu, t);
+            } else {
+                // A job released by its replenishment is an activation.
+                self.activate(m, cpu, t);
             }
         }
+    }
+
+    /// A job of `t` becomes ready on `cpu` (wakeup or replenishment).
+    fn activate(&mut self, m: &mut Machine, cpu: CpuId, t: TaskId) {
+        if self.policy != DlPolicy::Edf {
+            // LLF, ILLF rule 1a: the running job's laxity is recomputed.
+            if let Some(c) = self.curr[cpu] {
+                self.account(m, cpu);
+                self.rekey(cpu, c);
+            }
+        }
+        self.insert(cpu, t);
+        if self.policy == DlPolicy::Illf {
+            // Rules 3a + 4 with K = the running job, Q = the activated one.
+            if let Some(k) = self.curr[cpu].filter(|c| self.ent[*c].in_tree) {
+                let k = self.forced[cpu]
+                    .filter(|f| self.ent[*f].in_tree)
+                    .unwrap_or(k);
+                // [choice] without a swap, the least laxity of {K, Q} runs.
+                if self.swap(k, t, m.now) || self.ent[t].key < self.ent[k].key {
+                    self.forced[cpu] = Some(t);
+                    m.resched(cpu);
+                }
+                if self.forced[cpu] == Some(t) {
+                    return;
+                }
+            }
+        }
+        // task_woken_dl: a job that will not run here is pushed elsewhere.
+        self.push_dl_tasks(m, cpu);
     }
 
     /// The CBS wakeup rule (`update_dl_entity`) at `now`.
@@ -340,10 +441,11 @@ impl SchedClass for Dl {
             // A throttled task waits for its timer (enqueue_dl_entity).
             return;
         }
-        self.insert(cpu, t);
-        // task_woken_dl: a wakeup that cannot preempt is pushed elsewhere.
-        if flags.has(EnqueueFlags::WAKEUP) {
-            self.push_dl_tasks(m, cpu);
+        let activation = flags.has(EnqueueFlags::WAKEUP) || flags.has(EnqueueFlags::INITIAL);
+        if activation {
+            self.activate(m, cpu, t);
+        } else {
+            self.insert(cpu, t);
         }
     }
 
@@ -373,9 +475,13 @@ impl SchedClass for Dl {
     }
 
     fn wakeup_preempt(&mut self, m: &mut Machine, cpu: CpuId, t: TaskId, _flags: WakeFlags) {
-        // wakeup_preempt_dl: strictly earlier deadline.
+        // wakeup_preempt_dl: strictly earlier deadline (smaller key). ILLF
+        // decided at enqueue.
+        if self.policy == DlPolicy::Illf {
+            return;
+        }
         if let Some(c) = m.rqs[cpu].curr {
-            if self.ent[t].in_tree && self.ent[t].deadline < self.ent[c].deadline {
+            if self.ent[t].in_tree && self.ent[t].key < self.ent[c].key {
                 m.resched(cpu);
             }
         }
@@ -385,16 +491,41 @@ impl SchedClass for Dl {
         self.pull_dl_task(m, cpu);
     }
 
-    fn pick_task(&mut self, _m: &mut Machine, cpu: CpuId) -> Option<TaskId> {
+    fn pick_task(&mut self, m: &mut Machine, cpu: CpuId) -> Option<TaskId> {
+        if let Some(f) = self.forced[cpu] {
+            if self.ent[f].in_tree && m.tasks[f].cpu == cpu {
+                return Some(f);
+            }
+            self.forced[cpu] = None;
+        }
+        if self.policy == DlPolicy::Illf {
+            // Rule 3: the running job keeps the CPU unless a switch point
+            // (activation, zero laxity: `forced`) or its finish came.
+            if let Some(c) = self.curr[cpu].filter(|c| self.ent[*c].in_tree) {
+                return Some(c);
+            }
+            // Rule 4 at pick: K = least laxity, Q = second least.
+            let mut it = self.tree[cpu].iter().map(|k| k.2);
+            let k = it.next()?;
+            return Some(match it.next() {
+                Some(q) if self.swap(k, q, m.now) => q,
+                _ => k,
+            });
+        }
         self.tree[cpu].first().map(|k| k.2)
     }
 
-    fn put_prev_task(&mut self, m: &mut Machine, cpu: CpuId, _prev: TaskId, _next: Option<TaskId>) {
+    fn put_prev_task(&mut self, m: &mut Machine, cpu: CpuId, prev: TaskId, _next: Option<TaskId>) {
         self.account(m, cpu);
+        if self.policy == DlPolicy::Llf {
+            // A preempted job waits with its current laxity.
+            self.rekey(cpu, prev);
+        }
         self.curr[cpu] = None;
     }
 
     fn set_next_task(&mut self, m: &mut Machine, cpu: CpuId, next: TaskId) {
+        self.forced[cpu] = None;
         self.curr[cpu] = Some(next);
         self.exec_start[cpu] = m.now;
         self.push_dl_tasks(m, cpu);
@@ -421,13 +552,15 @@ impl SchedClass for Dl {
         // one (the kernel selects with the old value and corrects by push).
         let a = m.tasks[t].dl;
         let e = self.ent[t];
-        let d = if flags.has(WakeFlags::FORK) || e.deadline <= m.now {
-            m.now + a.deadline
-        } else {
-            e.deadline
+        let renew = flags.has(WakeFlags::FORK) || e.deadline <= m.now;
+        let d = match (self.policy, renew) {
+            (DlPolicy::Edf, true) => m.now + a.deadline,
+            (DlPolicy::Edf, false) => e.deadline,
+            (_, true) => (m.now + a.deadline).saturating_sub(a.runtime),
+            (_, false) => self.key_of(t),
         };
         let busy = self.curr[fallback]
-            .is_some_and(|c| m.tasks[c].affinity.count() == 1 || self.ent[c].deadline <= d)
+            .is_some_and(|c| m.tasks[c].affinity.count() == 1 || self.ent[c].key.0 <= d)
             || self.earliest(fallback).is_some_and(|x| x <= d);
         if !busy {
             return fallback;
@@ -442,6 +575,35 @@ impl SchedClass for Dl {
 
     fn task_tick(&mut self, m: &mut Machine, cpu: CpuId, _curr: TaskId) {
         self.account(m, cpu);
+        let Some(c) = self.curr[cpu].filter(|c| self.ent[*c].in_tree) else {
+            return;
+        };
+        match self.policy {
+            DlPolicy::Edf => {}
+            DlPolicy::Llf => {
+                // Laxity re-evaluated every tick: switch as soon as a waiting
+                // job (here, or waiting elsewhere) has less laxity.
+                self.rekey(cpu, c);
+                let key = self.ent[c].key;
+                let local = self.tree[cpu].first().is_some_and(|k| k.2 != c);
+                let remote = (0..m.nr_cpus()).filter(|s| *s != cpu).any(|s| {
+                    self.pushable(m, s, Some(cpu)).is_some_and(|t| {
+                        self.ent[t].key < key && self.curr[s].is_some_and(|x| x != t)
+                    })
+                });
+                if local || remote {
+                    m.resched(cpu);
+                }
+            }
+            DlPolicy::Illf => {
+                // Rules 2 + 3b: only the least-laxity waiting job is looked at.
+                let l = self.tree[cpu].iter().map(|k| k.2).find(|t| *t != c);
+                if let Some(l) = l.filter(|l| self.laxity(*l, m.now) <= 0) {
+                    self.forced[cpu] = Some(l);
+                    m.resched(cpu);
+                }
+            }
+        }
     }
 
     fn reweight_task(&mut self, _m: &mut Machine, _t: TaskId) {}
