@@ -107,6 +107,12 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true")
 
     sub.add_parser("metrics", help="describe every metric field")
+
+    rp = sub.add_parser("repro", help="reproduce a seed experiment and write its report")
+    rp.add_argument("experiment", help="experiment name (experiments/NAME.json), e.g. illf, or all")
+    rp.add_argument("--out", metavar="DIR",
+                    help="report directory (default reports/NAME; with all: DIR/NAME)")
+    rp.add_argument("--quiet", action="store_true", help="no progress on stderr")
     return p
 
 
@@ -204,10 +210,31 @@ def _cmd_metrics(_: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_repro(a: argparse.Namespace) -> int:
+    from .repro import EXPERIMENTS, repro
+
+    names = sorted(EXPERIMENTS) if a.experiment == "all" else [a.experiment]
+    if any(n not in EXPERIMENTS for n in names):
+        print(f"schedlab: error: unknown experiment {a.experiment!r}; expected all or one of: "
+              f"{', '.join(sorted(EXPERIMENTS))}", file=sys.stderr)
+        return 2
+    t0 = time.perf_counter()
+    for name in names:
+        out = a.out if a.out and len(names) == 1 else os.path.join(a.out or "reports", name)
+
+        def log(msg: str, name: str = name) -> None:
+            if not a.quiet:
+                print(f"[{time.perf_counter() - t0:5.1f} s] {name}: {msg}", file=sys.stderr)
+
+        repro(name, out, log)
+        print(f"report: {os.path.join(out, 'report.md')} (also report.json and figures)")
+    return 0
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
     handlers = {"run": _cmd_run, "check": _cmd_check, "schedulers": _cmd_schedulers,
-                "metrics": _cmd_metrics}
+                "metrics": _cmd_metrics, "repro": _cmd_repro}
     try:
         return handlers[args.cmd](args)
     except (_native.WorkloadError, _native.ConfigError, _native.SimulationError,

@@ -147,6 +147,8 @@ described! {
         pub context_switches_per_sec: f64,
         /// Context switches per second per CPU.
         pub context_switches_per_sec_per_cpu: f64,
+        /// Switches from one task straight to another (to/from idle not counted) per second per CPU: seed 001's "task context switch frequency", the count its Table 1 matches.
+        pub task_switches_per_sec_per_cpu: f64,
         /// CPU changes of all tasks.
         pub migrations: u64,
         /// Migrations done by load balancing.
@@ -389,6 +391,9 @@ pub fn collect(
         context_switches: cs,
         context_switches_per_sec: cs as f64 / secs,
         context_switches_per_sec_per_cpu: cs as f64 / secs / m.nr_cpus() as f64,
+        task_switches_per_sec_per_cpu: m.rqs.iter().map(|r| r.nr_task_switches).sum::<u64>() as f64
+            / secs
+            / m.nr_cpus() as f64,
         migrations: m.stats.tasks.iter().map(|s| s.migrations).sum(),
         balance_migrations: m.stats.balance_migrations,
         wakeups: m.stats.wakeups,

@@ -25,6 +25,8 @@ pub struct Rq {
     pub busy_ns: Ns,
     /// Context switches (`rq->nr_switches`).
     pub nr_switches: u64,
+    /// Switches from one task straight to another (idle not involved).
+    pub nr_task_switches: u64,
     /// When the CPU last went idle (`rq->idle_stamp`), if idle.
     pub idle_stamp: Option<Ns>,
     /// Running average of idle period length (`rq->avg_idle`).

@@ -281,6 +281,9 @@ impl Simulator {
             },
         );
         self.m.rqs[cpu].nr_switches += 1;
+        if prev.is_some() && next.is_some() {
+            self.m.rqs[cpu].nr_task_switches += 1;
+        }
         self.m.rqs[cpu].curr = next;
         self.m.rqs[cpu].curr_since = now;
         if let Some(n) = next {

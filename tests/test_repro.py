@@ -1,0 +1,40 @@
+"""`schedlab repro`: the seed experiments run end to end and their reports hold what they claim."""
+
+import json
+import subprocess
+import sys
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "schedlab", *args], capture_output=True, text=True)
+
+
+def test_repro_illf(tmp_path):
+    out = tmp_path / "illf"
+    r = run("repro", "illf", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    for f in ("report.md", "report.json", "case1.png", "case1.svg", "case2.svg", "table1.png"):
+        assert (out / f).stat().st_size > 0, f
+    rep = json.loads((out / "report.json").read_text())
+    # Global EDF matches SimSo 0.8.5's job counts exactly.
+    for c in rep["crosscheck"]:
+        assert (c["ours_released"], c["ours_completed"], c["ours_misses"]) == (c["released"], c["completed"], 0)
+    # Dhall: EDF misses, LLF and ILLF meet every deadline.
+    assert rep["dhall"]["edf"]["deadline_misses"] >= 1
+    assert rep["dhall"]["llf"]["deadline_misses"] == rep["dhall"]["illf"]["deadline_misses"] == 0
+    # Table 1: LLF switches most, ILLF least, no misses; LLF within 15 % of the published 207.
+    t1 = {p: rep["table1"][p]["task_switches_per_cpu_s"] for p in ("edf", "llf", "illf")}
+    assert t1["llf"] > 5 * t1["edf"] and t1["illf"] < t1["edf"]
+    assert abs(t1["llf"] - 207) / 207 < 0.15
+    assert all(rep["table1"][p]["deadline_misses"] == 0 for p in t1)
+    # Case 2 (equal laxity): LLF far above EDF and ILLF at every S0.
+    for row in rep["case2"]:
+        assert row["llf"]["task_switches_per_cpu_s"] > 3 * row["edf"]["task_switches_per_cpu_s"]
+    md = (out / "report.md").read_text()
+    assert "| published (seed Table 1) | 34 | 207 | 23 |" in md
+
+
+def test_repro_unknown_experiment(tmp_path):
+    r = run("repro", "nosuch", "--out", str(tmp_path / "x"))
+    assert r.returncode == 2 and "unknown experiment" in r.stderr
+    assert not (tmp_path / "x").exists()
