@@ -15,27 +15,38 @@ def _fmt(v: object, width: int) -> str:
     return s.rjust(width)
 
 
+def _prio(t: dict) -> str:
+    """Policy and priority in ps/chrt style: nice for fair, FF/RR + RT prio, DL."""
+    pol = t["policy"]
+    if pol in ("SCHED_FIFO", "SCHED_RR"):
+        return f"{'FF' if pol == 'SCHED_FIFO' else 'RR'} {t['rt_priority']}"
+    if pol == "SCHED_DEADLINE":
+        return "DL"
+    return str(t["nice"]) if pol == "SCHED_OTHER" else f"{pol[6:9]} {t['nice']}"
+
+
 def task_table(r: SimResult) -> str:
     m = r.metrics
     head = (f"{m['scheduler']} on {m['cpus']} CPU(s), HZ={m['hz']}, "
             f"{m['duration_us'] / 1e6:.3f} s simulated, {m['context_switches']} context switches "
             f"({m['context_switches_per_sec']:.0f}/s), {m['migrations']} migrations, "
             f"Jain {m['jain_fairness']:.4f}")
-    cols = [("task", "name", 14), ("nice", "nice", 5), ("cpu ms", "cpu_time_us", 10),
+    cols = [("task", "name", 14), ("prio", "prio", 6), ("cpu ms", "cpu_time_us", 10),
             ("share", "cpu_share", 7), ("wait ms", "wait_time_us", 10),
             ("lat p50", "wakeup_latency_p50_us", 9), ("lat p99", "wakeup_latency_p99_us", 9),
             ("lat max", "wakeup_latency_max_us", 9), ("vcsw", "nvcsw", 7),
-            ("ivcsw", "nivcsw", 7), ("migr", "migrations", 6), ("miss", "missed_activations", 5)]
+            ("ivcsw", "nivcsw", 7), ("migr", "migrations", 6), ("miss", "deadline_misses", 5)]
     lines = [head, " ".join(h.rjust(w) if i else h.ljust(w) for i, (h, _, w) in enumerate(cols))]
     for t in m["tasks"]:
         row = []
         for i, (_, k, w) in enumerate(cols):
-            v = t[k]
+            v = _prio(t) if k == "prio" else t[k]
             if k in ("cpu_time_us", "wait_time_us"):
                 v = v / 1000.0
             row.append(str(v)[:w].ljust(w) if i == 0 else _fmt(v, w))
         lines.append(" ".join(row))
-    lines.append("latencies in µs (waking to running); times in ms")
+    lines.append("latencies in µs (waking to running); times in ms; prio: nice, FF/RR + RT priority, DL; "
+                 "miss: jobs past their deadline")
     for w in m["warnings"]:
         lines.append(f"warning: {w}")
     return "\n".join(lines)
