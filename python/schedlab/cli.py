@@ -182,6 +182,10 @@ def _cmd_schedulers(a: argparse.Namespace) -> int:
         for t in s["tunables"]:
             print(f"{'':<10}{t['name']:<26} default {t['default']:<10} {t['doc']}")
         print()
+    print("weight policies (append to a scheduler name, e.g. eevdf+dwcfs):")
+    for p in info.get("weight_policies", []):
+        print(f"{'':<2}+{p['name']:<7} {p['description']}")
+    print()
     print("engine tunables (every scheduler):")
     for t in info["engine_tunables"]:
         print(f"{'':<10}{t['name']:<26} default {t['default']:<10} {t['doc']}")

@@ -102,6 +102,17 @@ impl SchedulerKind {
         SchedulerKind::ALL.into_iter().find(|k| k.info().name == s)
     }
 
+    /// Parse `base` or `base+policy` (e.g. `eevdf+dwcfs`).
+    pub fn parse_with_policy(s: &str) -> Option<(Self, crate::policy::WeightPolicy)> {
+        match s.split_once('+') {
+            None => Some((Self::from_name(s)?, crate::policy::WeightPolicy::None)),
+            Some((base, pol)) => Some((
+                Self::from_name(base)?,
+                crate::policy::WeightPolicy::from_name(pol)?,
+            )),
+        }
+    }
+
     /// Description and tunables.
     pub fn info(self) -> SchedulerInfo {
         match self {
@@ -187,6 +198,8 @@ pub struct SimConfig {
     pub fairness_tasks: Vec<String>,
     /// How the deadline class orders SCHED_DEADLINE tasks.
     pub dl_policy: DlPolicy,
+    /// Weight policy on top of the fair class (`eevdf+dwcfs`).
+    pub weight_policy: crate::policy::WeightPolicy,
 }
 
 /// Ordering of SCHED_DEADLINE tasks (class/dl.rs). `Edf` is the kernel's
@@ -241,6 +254,7 @@ impl Default for SimConfig {
             trace: false,
             fairness_tasks: vec![],
             dl_policy: DlPolicy::Edf,
+            weight_policy: crate::policy::WeightPolicy::None,
         }
     }
 }

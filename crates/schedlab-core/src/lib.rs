@@ -30,6 +30,7 @@ pub mod event;
 pub mod machine;
 pub mod metrics;
 pub mod pelt;
+pub mod policy;
 pub mod rng;
 pub mod runqueue;
 pub mod stats;

@@ -381,7 +381,10 @@ pub fn collect(
     let cs: u64 = m.rqs.iter().map(|r| r.nr_switches).sum();
     let secs = dur as f64 / 1e9;
     let metrics = RunMetrics {
-        scheduler: cfg.scheduler.info().name.to_string(),
+        scheduler: match cfg.weight_policy.name() {
+            "" => cfg.scheduler.info().name.to_string(),
+            p => format!("{}+{p}", cfg.scheduler.info().name),
+        },
         dl_policy: cfg.dl_policy.name().to_string(),
         cpus: m.nr_cpus(),
         hz: m.hz,

@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 use schedlab_core::config::{DlPolicy, SchedulerKind, SimConfig};
 use schedlab_core::engine::{SimError, Simulator};
 use schedlab_core::metrics::{self, RunResult};
+use schedlab_core::policy::WeightPolicy;
 use schedlab_core::trace::{ftrace, perfetto};
 use schedlab_core::workload::{Workload, WorkloadError as CoreWorkloadError};
 use std::io::Write;
@@ -60,8 +61,13 @@ fn check_workload(py: Python<'_>, text: &str, source: &str) -> PyResult<String> 
 #[pyfunction]
 fn schedulers_json() -> String {
     let infos: Vec<_> = SchedulerKind::ALL.iter().map(|k| k.info()).collect();
+    let policies: Vec<_> = WeightPolicy::NAMED
+        .iter()
+        .map(|p| serde_json::json!({"name": p.name(), "description": p.description()}))
+        .collect();
     serde_json::json!({
         "schedulers": infos,
+        "weight_policies": policies,
         "engine_tunables": schedlab_core::config::ENGINE_TUNABLES,
     })
     .to_string()
@@ -164,13 +170,16 @@ fn parse_config(py: Python<'_>, cfg: &Bound<'_, PyAny>) -> PyResult<SimConfig> {
     let mut c = SimConfig::default();
     if let Some(s) = get("scheduler")? {
         let name: String = s.extract()?;
-        c.scheduler = SchedulerKind::from_name(&name).ok_or_else(|| {
-            let names: Vec<&str> = SchedulerKind::ALL.iter().map(|k| k.info().name).collect();
-            ConfigError::new_err(format!(
-                "unknown scheduler \"{name}\"; expected one of: {}",
-                names.join(", ")
-            ))
-        })?;
+        (c.scheduler, c.weight_policy) =
+            SchedulerKind::parse_with_policy(&name).ok_or_else(|| {
+                let names: Vec<&str> = SchedulerKind::ALL.iter().map(|k| k.info().name).collect();
+                let pols: Vec<&str> = WeightPolicy::NAMED.iter().map(|p| p.name()).collect();
+                ConfigError::new_err(format!(
+                    "unknown scheduler \"{name}\"; expected one of: {}, optionally with +{}",
+                    names.join(", "),
+                    pols.join(" or +")
+                ))
+            })?;
     }
     if let Some(v) = get("cpus")? {
         c.cpus = v.extract()?;

@@ -518,6 +518,7 @@ impl Simulator {
             let bw = self.m.tasks[id].dl.bw();
             self.admit_dl(id, 0, bw);
         }
+        self.reweight_process(proc_idx, Some(id));
         // Every class sets up its per-task state, so a later policy change
         // (an rt-app phase) only moves the task between class queues.
         for k in 0..self.classes.len() {
@@ -582,6 +583,37 @@ impl Simulator {
         true
     }
 
+    /// Weight policies (policy/): recompute the weights of the live threads
+    /// of process `p` after it gained or lost a thread. `new`: a thread not
+    /// yet enqueued anywhere (its weight is just set).
+    pub(crate) fn reweight_process(&mut self, p: usize, new: Option<TaskId>) {
+        let wp = self.cfg.weight_policy;
+        if wp == crate::policy::WeightPolicy::None {
+            return;
+        }
+        let live: Vec<TaskId> = self.m.processes[p]
+            .threads
+            .iter()
+            .copied()
+            .filter(|t| self.m.tasks[*t].exited.is_none())
+            .collect();
+        let cpus = self.m.nr_cpus();
+        for t in live.iter().copied() {
+            let task = &self.m.tasks[t];
+            if !task.policy.is_fair() || task.policy == Policy::Idle {
+                continue;
+            }
+            let w = wp.weight(Self::weight_of(task.policy, task.nice), live.len(), cpus);
+            if w == task.weight {
+                continue;
+            }
+            self.m.tasks[t].weight = w;
+            if Some(t) != new {
+                self.classes[FAIR].reweight_task(&mut self.m, t);
+            }
+        }
+    }
+
     /// The current task `t` exits.
     pub(crate) fn exit_task(&mut self, t: TaskId) {
         if self.m.tasks[t].policy == Policy::Deadline {
@@ -591,6 +623,8 @@ impl Simulator {
         let cpu = self.m.tasks[t].cpu;
         self.m.tasks[t].state = TaskState::Dead;
         self.m.tasks[t].exited = Some(self.m.now);
+        let proc_idx = self.m.tasks[t].process;
+        self.reweight_process(proc_idx, None);
         self.m.trace(cpu, TraceEvent::Exit { task: t });
         self.m.resched(cpu);
         if self

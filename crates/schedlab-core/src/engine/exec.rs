@@ -74,6 +74,20 @@ impl Simulator {
         let affinity = self.cpuset_of(&a);
         let group = self.group_of(def, &a);
         let weight = Self::weight_of(policy, nice);
+        // A weight policy scales it by the process's thread count.
+        let weight = if policy.is_fair() && policy != Policy::Idle {
+            let p = self.m.tasks[t].process;
+            let live = self.m.processes[p]
+                .threads
+                .iter()
+                .filter(|x| self.m.tasks[**x].exited.is_none())
+                .count();
+            self.cfg
+                .weight_policy
+                .weight(weight, live, self.m.nr_cpus())
+        } else {
+            weight
+        };
         let dl = crate::task::DlAttr::from_attrs(policy, &a);
         let task = &self.m.tasks[t];
         let same = task.policy == policy

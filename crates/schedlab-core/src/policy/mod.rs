@@ -1,0 +1,66 @@
+//! Research policies layered on a kernel class. One file per policy, each
+//! opening with the algorithm and its source.
+//!
+//! Weight policies change the load weight the fair class sees for each
+//! thread; the fair class itself (CFS 6.1 or EEVDF 6.12) is unchanged. They
+//! are selected with a `+` suffix on the scheduler name (`eevdf+dwcfs`,
+//! `cfs+pfs`).
+
+pub mod dwcfs;
+pub mod pfs;
+
+use serde::Serialize;
+
+/// How thread weights are derived from nice weights.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WeightPolicy {
+    /// The kernel's: the nice weight.
+    #[default]
+    None,
+    /// Per-process fairness: w / N_t (pfs.rs).
+    Pfs,
+    /// Dynamic-weight CFS: α(N_t, N_o) · w (dwcfs.rs).
+    Dwcfs,
+}
+
+impl WeightPolicy {
+    /// All policies with a name.
+    pub const NAMED: [WeightPolicy; 2] = [WeightPolicy::Pfs, WeightPolicy::Dwcfs];
+
+    /// Suffix after `+` in a scheduler name ("" for none).
+    pub fn name(self) -> &'static str {
+        match self {
+            WeightPolicy::None => "",
+            WeightPolicy::Pfs => "pfs",
+            WeightPolicy::Dwcfs => "dwcfs",
+        }
+    }
+
+    /// One-line description.
+    pub fn description(self) -> &'static str {
+        match self {
+            WeightPolicy::None => "nice weights",
+            WeightPolicy::Pfs => pfs::DESCRIPTION,
+            WeightPolicy::Dwcfs => dwcfs::DESCRIPTION,
+        }
+    }
+
+    /// Parse a suffix.
+    pub fn from_name(s: &str) -> Option<Self> {
+        WeightPolicy::NAMED.into_iter().find(|p| p.name() == s)
+    }
+
+    /// Weight of a thread with nice weight `w` in a process of `threads`
+    /// live threads on `cpus` online CPUs (at least 2: the kernel's
+    /// smallest weight is 2 after scale_load_down, and 0 would break
+    /// vruntime arithmetic).
+    pub fn weight(self, w: u64, threads: usize, cpus: usize) -> u64 {
+        let scaled = match self {
+            WeightPolicy::None => return w,
+            WeightPolicy::Pfs => pfs::weight(w, threads),
+            WeightPolicy::Dwcfs => dwcfs::weight(w, threads, cpus),
+        };
+        scaled.max(2)
+    }
+}
