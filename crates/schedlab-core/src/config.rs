@@ -44,6 +44,27 @@ pub const ENGINE_TUNABLES: &[Tunable] = &[
         doc: "ILLF rule 4 (big/small swap at activation and pick); 0 = ablation with rules 1-3 only",
     },
     Tunable {
+        name: "mem_latency_ns",
+        default: 100,
+        min: 1,
+        max: 10_000,
+        doc: "memory latency L_mem: stall time per LLC miss in the synthetic PMU and for TSF's estimate",
+    },
+    Tunable {
+        name: "pmu_noise_pct",
+        default: 0,
+        min: 0,
+        max: 100,
+        doc: "seeded uniform noise on synthetic PMU miss counts, +-percent",
+    },
+    Tunable {
+        name: "tsf_cost_ns",
+        default: 0,
+        min: 0,
+        max: 1_000_000,
+        doc: "CPU time one TSF computation costs at a context switch (reading and resetting PMU counters)",
+    },
+    Tunable {
         name: "noise_interval_us",
         default: 0,
         min: 0,

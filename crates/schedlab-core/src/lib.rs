@@ -27,6 +27,7 @@ pub mod config;
 pub mod cpuset;
 pub mod engine;
 pub mod event;
+pub mod exectime;
 pub mod machine;
 pub mod metrics;
 pub mod pelt;

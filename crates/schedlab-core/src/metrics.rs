@@ -153,6 +153,12 @@ described! {
         pub migrations: u64,
         /// Migrations done by load balancing.
         pub balance_migrations: u64,
+        /// Weight-policy computations at context switches (TSF: one per switch-out of a fair task).
+        pub policy_updates: u64,
+        /// CPU time those computations cost, µs (tunable tsf_cost_ns each); delays the next task's progress.
+        pub policy_overhead_us: f64,
+        /// Full-speed work done by all tasks, µs (throughput: ns of work at capacity 1024 and f_max).
+        pub work_done_us: f64,
         /// Successful wakeups.
         pub wakeups: u64,
         /// Jain's fairness index of CPU time over `fairness_tasks` (1 = equal).
@@ -399,6 +405,9 @@ pub fn collect(
             / m.nr_cpus() as f64,
         migrations: m.stats.tasks.iter().map(|s| s.migrations).sum(),
         balance_migrations: m.stats.balance_migrations,
+        policy_updates: m.stats.policy_updates,
+        policy_overhead_us: to_us(m.stats.policy_overhead),
+        work_done_us: to_us(m.stats.tasks.iter().map(|s| s.work_done).sum()),
         wakeups: m.stats.wakeups,
         jain_fairness: jain(&xs),
         fairness_tasks,

@@ -27,6 +27,8 @@ pub struct Rq {
     pub nr_switches: u64,
     /// Switches from one task straight to another (idle not involved).
     pub nr_task_switches: u64,
+    /// Policy overhead to charge before the next task progresses.
+    pub pending_overhead: u64,
     /// When the CPU last went idle (`rq->idle_stamp`), if idle.
     pub idle_stamp: Option<Ns>,
     /// Running average of idle period length (`rq->avg_idle`).

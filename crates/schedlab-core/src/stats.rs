@@ -98,6 +98,8 @@ pub struct TaskStats {
     pub job: Option<(Ns, Ns)>,
     /// The task sleeps on its timer until this release.
     pub awaiting: Option<Ns>,
+    /// `work_done` when the task was last switched in (start of its quantum).
+    pub quantum_work: u64,
     /// Completed iterations of the phase list.
     pub loops_done: u64,
 }
@@ -113,4 +115,8 @@ pub struct Stats {
     pub wakeups: u64,
     /// Load-balance migrations.
     pub balance_migrations: u64,
+    /// Weight-policy updates at context switches (TSF computations).
+    pub policy_updates: u64,
+    /// CPU time spent on them (tunable `tsf_cost_ns` each).
+    pub policy_overhead: u64,
 }

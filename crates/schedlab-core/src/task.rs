@@ -124,6 +124,8 @@ pub struct Task {
     pub rt_priority: u32,
     /// SCHED_DEADLINE parameters (runtime, deadline, period), ns.
     pub dl: DlAttr,
+    /// Memory intensity, parts per million (exectime.rs).
+    pub mem_ppm: u32,
     /// Custom slice requested via `sched_attr.sched_runtime` (rt-app `dl-runtime` on fair policies).
     pub custom_slice: Option<Ns>,
     /// Load weight from the nice table (3 for SCHED_IDLE).

@@ -70,19 +70,19 @@ impl Simulator {
         }
         self.m.rqs[cpu].seg_start = now;
         if let Some(Busy::Work(left)) = self.m.tasks[t].prog.busy {
-            let (num, den) = self.rate(cpu);
-            let done =
-                (((now - start) as u128 * num as u128) / den as u128).min(left as u128) as u64;
+            let (num, den) = self.rate(cpu, t);
+            let done = (((now - start) as u128 * num) / den).min(left as u128) as u64;
             self.m.tasks[t].prog.busy = Some(Busy::Work(left - done));
             self.m.stats.tasks[t].work_done += done;
         }
     }
 
-    /// Work rate of `cpu` relative to the calibration CPU.
-    fn rate(&self, cpu: CpuId) -> (u64, u64) {
-        let (n, d) = self.m.topo.rate(cpu);
+    /// Work rate of task `t` on `cpu` relative to the calibration CPU
+    /// (exectime.rs: capacity, frequency and memory intensity).
+    fn rate(&self, cpu: CpuId, t: TaskId) -> (u128, u128) {
+        let (n, d) = crate::exectime::progress_rate(self.m.topo.cpu(cpu), self.m.tasks[t].mem_ppm);
         let (cn, cd) = self.calib_rate;
-        (n * cd, d * cn)
+        (n * cd as u128, d * cn as u128)
     }
 
     /// Start (or restart) the current task's busy segment on `cpu`.
@@ -96,8 +96,8 @@ impl Simulator {
         let start = rq.seg_start;
         let end = match self.m.tasks[t].prog.busy {
             Some(Busy::Work(left)) => {
-                let (num, den) = self.rate(cpu);
-                start + ((left as u128 * den as u128).div_ceil(num as u128)) as Ns
+                let (num, den) = self.rate(cpu, t);
+                start + (left as u128 * den).div_ceil(num) as Ns
             }
             Some(Busy::Until(u)) => u.max(start),
             None => return,
@@ -241,6 +241,9 @@ impl Simulator {
     fn switch_out(&mut self, cpu: CpuId, p: TaskId) {
         let now = self.m.now;
         let ran = now - self.m.rqs[cpu].curr_since;
+        if self.cfg.weight_policy == crate::policy::WeightPolicy::Tsf {
+            self.tsf_update(cpu, p, ran);
+        }
         self.m.stats.tasks[p].cpu_time += ran;
         self.m.rqs[cpu].busy_ns += ran;
         self.m.rqs[cpu].seg_end = None;
@@ -305,7 +308,9 @@ impl Simulator {
             self.m.stats.tasks[n].wakeup_latency.record(now - w);
         }
         t.last_run_start = now;
-        let delay = self.cs_cost + if migrated { self.mig_cost } else { 0 };
+        self.m.stats.tasks[n].quantum_work = self.m.stats.tasks[n].work_done;
+        let overhead = std::mem::take(&mut self.m.rqs[cpu].pending_overhead);
+        let delay = self.cs_cost + overhead + if migrated { self.mig_cost } else { 0 };
         if self.m.tasks[n].prog.busy.is_some() {
             self.start_segment(cpu, delay);
         } else {
@@ -488,6 +493,7 @@ impl Simulator {
             nice,
             rt_priority,
             dl: crate::task::DlAttr::from_attrs(policy, &attrs),
+            mem_ppm: attrs.memory_ppm.unwrap_or(0),
             custom_slice: attrs.dl_runtime.filter(|s| *s > 0),
             weight: Self::weight_of(policy, nice),
             affinity: self.cpuset_of(&attrs),
@@ -611,6 +617,37 @@ impl Simulator {
             if Some(t) != new {
                 self.classes[FAIR].reweight_task(&mut self.m, t);
             }
+        }
+    }
+
+    /// TSF (policy/tsf.rs): read the synthetic PMU for the quantum `p` just
+    /// ran on `cpu` and set its weight for the next period.
+    fn tsf_update(&mut self, cpu: CpuId, p: TaskId, ran: Ns) {
+        let task = &self.m.tasks[p];
+        if !task.policy.is_fair() || task.policy == Policy::Idle || ran == 0 {
+            return;
+        }
+        let c = self.m.topo.cpu(cpu);
+        let (f, fmax) = (c.freq_khz, c.max_freq_khz);
+        let st = &self.m.stats.tasks[p];
+        let work = st.work_done - st.quantum_work.min(st.work_done);
+        let get = |k: &str, d: i64| self.tunables.get(k).unwrap_or(d).max(0) as u64;
+        let (lat, noise, cost) = (
+            get("mem_latency_ns", 100),
+            get("pmu_noise_pct", 0),
+            get("tsf_cost_ns", 0),
+        );
+        let sample =
+            crate::exectime::pmu_sample(ran, work, task.mem_ppm, f, lat, noise, &mut self.m.rng);
+        let tsf = crate::policy::tsf::tsf(&sample, lat, f, fmax);
+        let base = Self::weight_of(task.policy, task.nice);
+        let w = ((base as f64 * tsf).round() as u64).max(2);
+        self.m.stats.policy_updates += 1;
+        self.m.stats.policy_overhead += cost;
+        self.m.rqs[cpu].pending_overhead += cost;
+        if w != task.weight {
+            self.m.tasks[p].weight = w;
+            self.classes[FAIR].reweight_task(&mut self.m, p);
         }
     }
 

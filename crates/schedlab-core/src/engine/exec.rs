@@ -89,6 +89,13 @@ impl Simulator {
             weight
         };
         let dl = crate::task::DlAttr::from_attrs(policy, &a);
+        let mem_ppm = a.memory_ppm.unwrap_or(0);
+        if self.m.tasks[t].mem_ppm != mem_ppm {
+            // Not a scheduling attribute: the running segment is re-timed.
+            let cpu = self.m.tasks[t].cpu;
+            self.settle(cpu);
+            self.m.tasks[t].mem_ppm = mem_ppm;
+        }
         let task = &self.m.tasks[t];
         let same = task.policy == policy
             && task.dl == dl

@@ -8,6 +8,7 @@
 
 pub mod dwcfs;
 pub mod pfs;
+pub mod tsf;
 
 use serde::Serialize;
 
@@ -22,11 +23,14 @@ pub enum WeightPolicy {
     Pfs,
     /// Dynamic-weight CFS: α(N_t, N_o) · w (dwcfs.rs).
     Dwcfs,
+    /// DVFS-aware time-slice scaling: TSF · w, TSF = 1/P(f) (tsf.rs).
+    Tsf,
 }
 
 impl WeightPolicy {
     /// All policies with a name.
-    pub const NAMED: [WeightPolicy; 2] = [WeightPolicy::Pfs, WeightPolicy::Dwcfs];
+    pub const NAMED: [WeightPolicy; 3] =
+        [WeightPolicy::Pfs, WeightPolicy::Dwcfs, WeightPolicy::Tsf];
 
     /// Suffix after `+` in a scheduler name ("" for none).
     pub fn name(self) -> &'static str {
@@ -34,6 +38,7 @@ impl WeightPolicy {
             WeightPolicy::None => "",
             WeightPolicy::Pfs => "pfs",
             WeightPolicy::Dwcfs => "dwcfs",
+            WeightPolicy::Tsf => "tsf",
         }
     }
 
@@ -43,6 +48,7 @@ impl WeightPolicy {
             WeightPolicy::None => "nice weights",
             WeightPolicy::Pfs => pfs::DESCRIPTION,
             WeightPolicy::Dwcfs => dwcfs::DESCRIPTION,
+            WeightPolicy::Tsf => tsf::DESCRIPTION,
         }
     }
 
@@ -57,7 +63,9 @@ impl WeightPolicy {
     /// vruntime arithmetic).
     pub fn weight(self, w: u64, threads: usize, cpus: usize) -> u64 {
         let scaled = match self {
-            WeightPolicy::None => return w,
+            // TSF does not depend on thread counts (its factor is applied
+            // at context switches).
+            WeightPolicy::None | WeightPolicy::Tsf => return w,
             WeightPolicy::Pfs => pfs::weight(w, threads),
             WeightPolicy::Dwcfs => dwcfs::weight(w, threads, cpus),
         };

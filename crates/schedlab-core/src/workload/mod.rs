@@ -107,6 +107,10 @@ pub struct Attrs {
     pub dl_period: Option<Ns>,
     /// `dl-deadline` (ns).
     pub dl_deadline: Option<Ns>,
+    /// Extension `memory_intensity` ∈ [0, 1], in parts per million: the
+    /// fraction of the task's full-speed time stalled on memory
+    /// (exectime.rs).
+    pub memory_ppm: Option<u32>,
 }
 
 impl Attrs {
@@ -120,6 +124,7 @@ impl Attrs {
             dl_runtime: over.dl_runtime.or(self.dl_runtime),
             dl_period: over.dl_period.or(self.dl_period),
             dl_deadline: over.dl_deadline.or(self.dl_deadline),
+            memory_ppm: over.memory_ppm.or(self.memory_ppm),
         }
     }
 }

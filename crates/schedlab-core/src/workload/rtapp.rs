@@ -316,6 +316,19 @@ impl Parser<'_> {
             "dl-runtime" => a.dl_runtime = Some(self.usecs(v, path)?),
             "dl-period" => a.dl_period = Some(self.usecs(v, path)?),
             "dl-deadline" => a.dl_deadline = Some(self.usecs(v, path)?),
+            "memory_intensity" => {
+                let x = match v {
+                    Json::Float(x) if (0.0..=1.0).contains(x) => *x,
+                    Json::Int(i) if (0..=1).contains(i) => *i as f64,
+                    _ => {
+                        return self.err(
+                            path,
+                            format!("expected a number in 0..1 (fraction of time stalled on memory), found {}", v.describe()),
+                        )
+                    }
+                };
+                a.memory_ppm = Some((x * 1e6).round() as u32);
+            }
             k if IGNORED_ATTR_KEYS.contains(&k) => self.warnings.push(format!(
                 "{path}: ignored (uclamp and NUMA binding are not modelled)"
             )),
