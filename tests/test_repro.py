@@ -38,3 +38,35 @@ def test_repro_unknown_experiment(tmp_path):
     r = run("repro", "nosuch", "--out", str(tmp_path / "x"))
     assert r.returncode == 2 and "unknown experiment" in r.stderr
     assert not (tmp_path / "x").exists()
+
+
+def test_repro_tsf(tmp_path):
+    out = tmp_path / "tsf"
+    r = run("repro", "tsf", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    rep = json.loads((out / "report.json").read_text())
+    pts = [p for e in rep["pairs"] for p in e["points"]]
+    assert len(pts) == 18
+    # TSF improves fairness at every point, and memory-bound pairs are the unfair ones without it.
+    assert all(p["cfs"]["fair_degree_tsf"] < p["cfs"]["fair_degree"] for p in pts)
+    mcf = [p["cfs"]["fair_degree"] for e in rep["pairs"] if "mcf" in e["pair"] for p in e["points"]]
+    core = [p["cfs"]["fair_degree"] for e in rep["pairs"] if "mcf" not in e["pair"] for p in e["points"]]
+    assert min(mcf) > max(core)
+    assert (out / "fair_degree.png").stat().st_size > 0
+    assert "22.6 %..81.2 %" in (out / "report.md").read_text()
+
+
+def test_repro_dwcfs(tmp_path):
+    out = tmp_path / "dwcfs"
+    r = run("repro", "dwcfs", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    rep = json.loads((out / "report.json").read_text())
+    rows = {row["m"]: row for row in rep["runs"]["4"]}
+    # Within 2 % of the fluid ideal where threads divide evenly (m = 16, 32 on 4 CPUs).
+    for m in (16, 32):
+        for p in ("cfs", "cfs+dwcfs"):
+            x = rows[m][p]
+            assert abs(x["A_s"] / x["fluid_A_s"] - 1) < 0.02, (m, p, x)
+    # DW-CFS penalises many-threaded B: A finishes sooner than under CFS for m >= 16.
+    assert rows[32]["cfs+dwcfs"]["A_s"] < rows[32]["cfs"]["A_s"]
+    assert (out / "finish_4cpu.png").stat().st_size > 0

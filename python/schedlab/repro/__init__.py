@@ -13,9 +13,9 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Dict
 
-from . import illf
+from . import dwcfs, illf, tsf
 
-EXPERIMENTS: Dict[str, Callable[..., dict]] = {"illf": illf.run}
+EXPERIMENTS: Dict[str, Callable[..., dict]] = {"illf": illf.run, "tsf": tsf.run, "dwcfs": dwcfs.run}
 
 ROOT = Path(__file__).resolve().parents[3]
 

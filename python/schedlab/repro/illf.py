@@ -29,8 +29,15 @@ MS = 1000  # rt-app times are µs
 
 def _dl(c_ms: float, d_ms: float, t_ms: float, n: int = 1) -> dict:
     c, d, t = round(c_ms * MS), round(d_ms * MS), round(t_ms * MS)
-    return {"instance": n, "policy": "SCHED_DEADLINE", "dl-runtime": c, "dl-deadline": d, "dl-period": t,
-            "run": c, "timer": {"ref": "unique", "period": t}}
+    return {
+        "instance": n,
+        "policy": "SCHED_DEADLINE",
+        "dl-runtime": c,
+        "dl-deadline": d,
+        "dl-period": t,
+        "run": c,
+        "timer": {"ref": "unique", "period": t},
+    }
 
 
 def _workload(tasks: Dict[str, dict], seconds: float) -> dict:
@@ -39,8 +46,9 @@ def _workload(tasks: Dict[str, dict], seconds: float) -> dict:
 
 
 def _measure(tasks: Dict[str, dict], policy: str, plat: dict, seconds: float, cpus: int = 0) -> dict:
-    r = simulate(_workload(tasks, seconds), plat["scheduler"], cpus or plat["cpus"], hz=plat["hz"],
-                 dl_policy=policy)
+    r = simulate(
+        _workload(tasks, seconds), plat["scheduler"], cpus or plat["cpus"], hz=plat["hz"], dl_policy=policy
+    )
     t = r.tasks
     m = r.metrics
     return {
@@ -96,9 +104,14 @@ def run(spec: dict, out: Path, log: Callable[[str], None]) -> dict:
     for exp in cc["expected"]:
         log(f"SimSo cross-check, {exp['seconds']} s")
         got = _measure(case2_tasks(230), cc["policy"], plat, exp["seconds"], cc["cpus"])
-        res["crosscheck"].append({**exp, "ours_released": got["jobs_released"],
-                                  "ours_completed": got["jobs_completed"],
-                                  "ours_misses": got["deadline_misses"]})
+        res["crosscheck"].append(
+            {
+                **exp,
+                "ours_released": got["jobs_released"],
+                "ours_completed": got["jobs_completed"],
+                "ours_misses": got["deadline_misses"],
+            }
+        )
     res["published"] = {k: spec[k].get("published") for k in ("dhall", "case1", "case2", "table1")}
 
     (out / "report.json").write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
@@ -114,8 +127,10 @@ def _plots(res: dict, pols: List[str], out: Path) -> List[str]:
     import matplotlib.pyplot as plt
 
     names = []
-    series = [("case1", "u", "per-CPU utilisation (%)", 100, "Case 1: equal utilisation (seed Fig. 4)"),
-              ("case2", "s0_ms", "initial laxity S0 (ms)", 1, "Case 2: equal laxity (seed Fig. 5)")]
+    series = [
+        ("case1", "u", "per-CPU utilisation (%)", 100, "Case 1: equal utilisation (seed Fig. 4)"),
+        ("case2", "s0_ms", "initial laxity S0 (ms)", 1, "Case 2: equal laxity (seed Fig. 5)"),
+    ]
     for key, x, xlabel, scale, title in series:
         fig, ax = plt.subplots(figsize=(6, 3.6))
         xs = [row[x] * scale for row in res[key]]
@@ -135,8 +150,12 @@ def _plots(res: dict, pols: List[str], out: Path) -> List[str]:
     pub = res["published"]["table1"]
     xs = range(len(pols))
     ax.bar([i - 0.2 for i in xs], [pub[p] for p in pols], width=0.4, label="published")
-    ax.bar([i + 0.2 for i in xs], [res["table1"][p]["task_switches_per_cpu_s"] for p in pols], width=0.4,
-           label="schedlab")
+    ax.bar(
+        [i + 0.2 for i in xs],
+        [res["table1"][p]["task_switches_per_cpu_s"] for p in pols],
+        width=0.4,
+        label="schedlab",
+    )
     ax.set_xticks(list(xs), [p.upper() for p in pols])
     ax.set_ylabel("task switches / CPU / s")
     ax.set_title("Table 1")
@@ -188,19 +207,53 @@ def _markdown(res: dict, spec: dict, pols: List[str], figures: List[str]) -> str
     ]
     cases = (("case1", "Case 1: equal utilisation", "u"), ("case2", "Case 2: equal laxity", "s0_ms"))
     for key, label, col in cases:
-        lines += [f"## {label}", "", f"Published: {spec[key]['published']}.", "",
-                  _row([col, *up, *[f"misses {p}" for p in up]]), _row(["---"] * (2 * len(pols) + 1))]
+        lines += [
+            f"## {label}",
+            "",
+            f"Published: {spec[key]['published']}.",
+            "",
+            _row([col, *up, *[f"misses {p}" for p in up]]),
+            _row(["---"] * (2 * len(pols) + 1)),
+        ]
         for row in res[key]:
-            lines.append(_row([row[col], *[row[p]["task_switches_per_cpu_s"] for p in pols],
-                               *[row[p]["deadline_misses"] for p in pols]]))
+            lines.append(
+                _row(
+                    [
+                        row[col],
+                        *[row[p]["task_switches_per_cpu_s"] for p in pols],
+                        *[row[p]["deadline_misses"] for p in pols],
+                    ]
+                )
+            )
         lines += ["", f"![{label}]({key}.svg)", ""]
-    lines += ["## Cross-check: global EDF against SimSo 0.8.5", "",
-              _row(["seconds", "released (SimSo)", "released (ours)", "completed (SimSo)", "completed (ours)",
-                    "misses (ours)"]),
-              _row(["---"] * 6)]
+    lines += [
+        "## Cross-check: global EDF against SimSo 0.8.5",
+        "",
+        _row(
+            [
+                "seconds",
+                "released (SimSo)",
+                "released (ours)",
+                "completed (SimSo)",
+                "completed (ours)",
+                "misses (ours)",
+            ]
+        ),
+        _row(["---"] * 6),
+    ]
     for c in res["crosscheck"]:
-        lines.append(_row([c["seconds"], c["released"], c["ours_released"], c["completed"], c["ours_completed"],
-                           c["ours_misses"]]))
+        lines.append(
+            _row(
+                [
+                    c["seconds"],
+                    c["released"],
+                    c["ours_released"],
+                    c["completed"],
+                    c["ours_completed"],
+                    c["ours_misses"],
+                ]
+            )
+        )
     lines += ["", "## How close, and why not closer", "", _discussion(res, spec, pols), ""]
     return "\n".join(lines)
 
@@ -208,8 +261,10 @@ def _markdown(res: dict, spec: dict, pols: List[str], figures: List[str]) -> str
 def _discussion(res: dict, spec: dict, pols: List[str]) -> str:
     t1, pub = res["table1"], spec["table1"]["published"]
     rel = {p: (t1[p]["task_switches_per_cpu_s"] - pub[p]) / pub[p] for p in pols}
-    parts = [", ".join(f"{p.upper()} {t1[p]['task_switches_per_cpu_s']} vs {pub[p]} ({rel[p]:+.0%})"
-                       for p in pols) + "."]
+    parts = [
+        ", ".join(f"{p.upper()} {t1[p]['task_switches_per_cpu_s']} vs {pub[p]} ({rel[p]:+.0%})" for p in pols)
+        + "."
+    ]
     parts.append(
         "The ordering of the three policies and the size of LLF's switch storm are reproduced. "
         "The seed measured vmstat's system-wide `cs` on a tiny4412 board under Linux 3.14, which also "
@@ -221,5 +276,6 @@ def _discussion(res: dict, spec: dict, pols: List[str]) -> str:
         "([choice]): ties by queue order, least laxity when the swap rule does not fire, and the "
         "kernel's push/pull for migration. ILLF's remaining gap is the largest: with per-CPU queues "
         "its switch count depends on which jobs share a CPU, which the seed fixes by Linux 3.14's "
-        "balancer and we by push/pull.")
+        "balancer and we by push/pull."
+    )
     return " ".join(parts)
