@@ -192,6 +192,8 @@ def simulate(
     capacity: Optional[Iterable[int]] = None,
     freq_mhz: Optional[Iterable[Union[int, Tuple[int, int]]]] = None,
     dl_policy: str = "edf",
+    governor: str = "userspace",
+    freq_levels_mhz: Optional[Iterable[int]] = None,
 ) -> SimResult:
     """Simulate an rt-app workload (a path, a JSON string or a dict).
 
@@ -203,7 +205,9 @@ def simulate(
     just a frequency (current = maximum); one entry applies to every CPU.
     rt-app ``run`` work progresses at capacity/1024 × current/maximum.
     ``dl_policy`` orders SCHED_DEADLINE tasks: ``edf`` (the kernel's),
-    ``llf`` or ``illf`` (seed 001).
+    ``llf`` or ``illf`` (seed 001). ``governor`` is ``userspace`` (the fixed ``freq_mhz``),
+    ``performance``, ``powersave``, ``ondemand`` or ``schedule:T=MHZ,...``; ``freq_levels_mhz``
+    lists the available frequencies.
     """
     text, source = _load(workload)
     config = {
@@ -221,5 +225,7 @@ def simulate(
         "trace": trace,
         "fairness_tasks": list(fairness_tasks or []),
         "dl_policy": dl_policy,
+        "governor": governor,
+        "freq_levels_mhz": [int(f) for f in freq_levels_mhz or []],
     }
     return SimResult(_native.simulate(text, source, config, progress))

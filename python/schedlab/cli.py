@@ -87,6 +87,11 @@ def _parser() -> argparse.ArgumentParser:
                    help="CPU capacity 1..1024, one for all CPUs or one per CPU (default 1024)")
     r.add_argument("--freq", type=_freq_list, metavar="MHZ[/MAX][,...]",
                    help="CPU frequency (current/maximum MHz), one for all or one per CPU (default 2000)")
+    r.add_argument("--governor", default="userspace", metavar="NAME",
+                   help="cpufreq governor: userspace (the --freq values), performance, powersave, ondemand, "
+                        "or schedule:T=MHZ,... (all CPUs to MHZ at T seconds)")
+    r.add_argument("--freq-levels", type=_int_list, metavar="MHZ,...",
+                   help="available frequencies (default 40..100 %% of the maximum in 10 %% steps)")
     r.add_argument("--dl-policy", default="edf", choices=["edf", "llf", "illf"],
                    help="ordering of SCHED_DEADLINE tasks: the kernel's EDF, or LLF / ILLF (seed 001)")
     r.add_argument("--hz", type=_positive, default=250)
@@ -151,7 +156,8 @@ def _cmd_run(a: argparse.Namespace) -> int:
             res = simulate(a.workload, name, a.cpus, smt=a.smt, cpus_per_llc=a.llc, hz=a.hz,
                            duration=duration / 1e9 if duration else None, seed=a.seed, set=a.set,
                            trace=bool(a.trace), fairness_tasks=fairness, progress=bar,
-                           capacity=a.capacity, freq_mhz=a.freq, dl_policy=a.dl_policy)
+                           capacity=a.capacity, freq_mhz=a.freq, dl_policy=a.dl_policy,
+                           governor=a.governor, freq_levels_mhz=a.freq_levels)
         finally:
             bar.done()
         results.append(res)

@@ -221,6 +221,10 @@ pub struct SimConfig {
     pub dl_policy: DlPolicy,
     /// Weight policy on top of the fair class (`eevdf+dwcfs`).
     pub weight_policy: crate::policy::WeightPolicy,
+    /// CPU frequency governor (engine/governor.rs).
+    pub governor: crate::engine::governor::Governor,
+    /// Frequency levels in MHz (empty: 40 %..100 % of the maximum in 10 % steps).
+    pub freq_levels_mhz: Vec<u64>,
 }
 
 /// Ordering of SCHED_DEADLINE tasks (class/dl.rs). `Edf` is the kernel's
@@ -276,6 +280,8 @@ impl Default for SimConfig {
             fairness_tasks: vec![],
             dl_policy: DlPolicy::Edf,
             weight_policy: crate::policy::WeightPolicy::None,
+            governor: crate::engine::governor::Governor::Userspace,
+            freq_levels_mhz: vec![],
         }
     }
 }

@@ -42,6 +42,8 @@ pub enum EventKind {
         /// CPU.
         cpu: CpuId,
     },
+    /// The frequency governor's sampling period or next scheduled step.
+    GovernorTick,
     /// The configured duration is over.
     End,
 }

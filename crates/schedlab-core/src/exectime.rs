@@ -19,11 +19,11 @@ use crate::topology::{Cpu, CAPACITY_SCALE};
 /// μ is carried in parts per million so every rate is an exact integer ratio.
 pub const PPM: u64 = 1_000_000;
 
-/// Progress per ns of a task with memory intensity `mem_ppm` on `cpu`, as
-/// (numerator, denominator).
-pub fn progress_rate(cpu: &Cpu, mem_ppm: u32) -> (u128, u128) {
+/// Progress per ns of a task with memory intensity `mem_ppm` on `cpu`
+/// running at `freq_khz`, as (numerator, denominator).
+pub fn progress_rate(cpu: &Cpu, freq_khz: u64, mem_ppm: u32) -> (u128, u128) {
     let mu = mem_ppm as u128;
-    let (f, fmax) = (cpu.freq_khz as u128, cpu.max_freq_khz as u128);
+    let (f, fmax) = (freq_khz as u128, cpu.max_freq_khz as u128);
     let num = cpu.capacity as u128 * f * PPM as u128;
     let den = CAPACITY_SCALE as u128 * (mu * f + (PPM as u128 - mu) * fmax);
     (num, den.max(1))
@@ -90,13 +90,13 @@ mod tests {
     #[test]
     fn rate_follows_the_memory_model() {
         // Core-bound at half frequency: half speed.
-        let (n, d) = progress_rate(&cpu(1_000_000, 2_000_000), 0);
+        let (n, d) = progress_rate(&cpu(1_000_000, 2_000_000), 1_000_000, 0);
         assert_eq!(n * 2, d);
         // μ = 0.8 at half frequency: 1 / (0.8 + 0.2·2) = 1/1.2.
-        let (n, d) = progress_rate(&cpu(1_000_000, 2_000_000), 800_000);
+        let (n, d) = progress_rate(&cpu(1_000_000, 2_000_000), 1_000_000, 800_000);
         assert_eq!(n * 12, d * 10);
         // Full speed whatever μ at f_max.
-        let (n, d) = progress_rate(&cpu(2_000_000, 2_000_000), 300_000);
+        let (n, d) = progress_rate(&cpu(2_000_000, 2_000_000), 2_000_000, 300_000);
         assert_eq!(n, d);
     }
 

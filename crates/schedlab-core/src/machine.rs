@@ -134,6 +134,22 @@ impl Machine {
         self.tasks[t].on_rq = OnRq::No;
     }
 
+    /// Current frequency of `cpu`, kHz.
+    pub fn freq(&self, cpu: CpuId) -> u64 {
+        self.rqs[cpu].freq_khz
+    }
+
+    /// Speed of `cpu` relative to a capacity-1024 CPU at its maximum
+    /// frequency, at the current frequency, as (numerator, denominator)
+    /// (`arch_scale_cpu_capacity` × `arch_scale_freq_capacity`).
+    pub fn rate(&self, cpu: CpuId) -> (u64, u64) {
+        let c = self.topo.cpu(cpu);
+        (
+            c.capacity * self.freq(cpu),
+            crate::topology::CAPACITY_SCALE * c.max_freq_khz,
+        )
+    }
+
     /// `available_idle_cpu`: nothing runs and nothing is queued.
     pub fn is_idle(&self, cpu: CpuId) -> bool {
         self.rqs[cpu].curr.is_none() && self.rqs[cpu].nr_running == 0

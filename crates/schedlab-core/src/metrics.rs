@@ -119,6 +119,8 @@ described! {
         pub idle_us: f64,
         /// busy / duration.
         pub utilisation: f64,
+        /// Time-weighted mean core frequency over the run, MHz.
+        pub avg_freq_mhz: f64,
         /// Context switches on this CPU (rq->nr_switches).
         pub context_switches: u64,
     }
@@ -131,6 +133,8 @@ described! {
         pub scheduler: String,
         /// Ordering of SCHED_DEADLINE tasks: edf (the kernel's), llf or illf.
         pub dl_policy: String,
+        /// CPU frequency governor.
+        pub governor: String,
         /// Number of CPUs.
         pub cpus: usize,
         /// Tick frequency.
@@ -356,6 +360,16 @@ pub fn collect(
             idle_us: to_us(dur - r.busy_ns.min(dur)),
             utilisation: r.busy_ns as f64 / dur as f64,
             context_switches: r.nr_switches,
+            avg_freq_mhz: {
+                let tail = dur.saturating_sub(r.freq_since);
+                let sum: u128 = r
+                    .freq_time
+                    .iter()
+                    .map(|(f, t)| *f as u128 * *t as u128)
+                    .sum::<u128>()
+                    + r.freq_khz as u128 * tail as u128;
+                sum as f64 / dur as f64 / 1000.0
+            },
         })
         .collect();
     let fairness_tasks: Vec<String> = if cfg.fairness_tasks.is_empty() {
@@ -392,6 +406,7 @@ pub fn collect(
             p => format!("{}+{p}", cfg.scheduler.info().name),
         },
         dl_policy: cfg.dl_policy.name().to_string(),
+        governor: cfg.governor.name().to_string(),
         cpus: m.nr_cpus(),
         hz: m.hz,
         seed: cfg.seed,

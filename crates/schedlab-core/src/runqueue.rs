@@ -35,4 +35,10 @@ pub struct Rq {
     pub avg_idle: Ns,
     /// Pending "push the current task to this CPU" (active balance).
     pub active_balance_to: Option<usize>,
+    /// Current core frequency, kHz (set by the governor, engine/governor.rs).
+    pub freq_khz: u64,
+    /// Time spent at each frequency level, for reports: (kHz, ns).
+    pub freq_time: Vec<(u64, Ns)>,
+    /// When `freq_khz` was last set.
+    pub freq_since: Ns,
 }

@@ -91,3 +91,32 @@ fn tsf_cost_is_charged() {
     let free = xy(SchedulerKind::Eevdf, WeightPolicy::Tsf, 1000);
     assert!(m.work_done_us < free.metrics.work_done_us);
 }
+
+fn gov_run(wl: &str, mhz: u64, gov: &str) -> RunResult {
+    let mut c = cfg(SchedulerKind::Eevdf, 1);
+    c.freq_mhz = vec![(mhz, 2000)];
+    c.governor = schedlab_core::engine::governor::Governor::parse(gov).expect("governor");
+    run(wl, c)
+}
+
+/// Governors: performance and powersave pin the top and bottom levels; a
+/// schedule changes the rate at its step (work done in 1 s at 2 GHz plus
+/// 1 s at 1 GHz); ondemand runs a hog at f_max and lowers the frequency
+/// for a 30 % load without missing its activations.
+#[test]
+fn governors_set_the_frequency() {
+    let hog =
+        r#"{"global": {"duration": 2, "calibration": 100}, "tasks": {"h": {"run": 1000000}}}"#;
+    let f = |r: &RunResult| r.metrics.cpu[0].avg_freq_mhz;
+    assert_eq!(f(&gov_run(hog, 1000, "performance")), 2000.0);
+    assert_eq!(f(&gov_run(hog, 2000, "powersave")), 800.0);
+    assert_eq!(f(&gov_run(hog, 1000, "ondemand")), 2000.0);
+    let r = gov_run(hog, 2000, "schedule:0=2000,1=1000");
+    assert_eq!(r.metrics.tasks[0].work_done_us, 1_500_000.0);
+    assert_eq!(f(&r), 1500.0);
+    let periodic = r#"{"global": {"duration": 2, "calibration": 100}, "tasks": {
+        "p": {"run": 3000, "timer": {"ref": "t", "period": 10000}}}}"#;
+    let r = gov_run(periodic, 2000, "ondemand");
+    assert!(f(&r) < 1600.0 && f(&r) > 1000.0, "{}", f(&r));
+    assert_eq!(r.metrics.tasks[0].missed_activations, 0);
+}

@@ -211,6 +211,14 @@ fn parse_config(py: Python<'_>, cfg: &Bound<'_, PyAny>) -> PyResult<SimConfig> {
     if let Some(v) = get("trace")? {
         c.trace = v.extract()?;
     }
+    if let Some(v) = get("governor")? {
+        let name: String = v.extract()?;
+        c.governor = schedlab_core::engine::governor::Governor::parse(&name)
+            .map_err(ConfigError::new_err)?;
+    }
+    if let Some(v) = get("freq_levels_mhz")? {
+        c.freq_levels_mhz = v.extract()?;
+    }
     if let Some(v) = get("dl_policy")? {
         let name: String = v.extract()?;
         c.dl_policy = DlPolicy::from_name(&name).ok_or_else(|| {

@@ -301,7 +301,7 @@ impl Dl {
         if delta == 0 {
             return;
         }
-        let (num, den) = m.topo.rate(cpu);
+        let (num, den) = m.rate(cpu);
         let scaled = (delta as u128 * num as u128 / den.max(1) as u128) as i64;
         self.ent[t].runtime -= scaled;
         if self.ent[t].runtime <= 0 && !self.ent[t].throttled {

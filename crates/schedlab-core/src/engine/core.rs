@@ -80,7 +80,11 @@ impl Simulator {
     /// Work rate of task `t` on `cpu` relative to the calibration CPU
     /// (exectime.rs: capacity, frequency and memory intensity).
     fn rate(&self, cpu: CpuId, t: TaskId) -> (u128, u128) {
-        let (n, d) = crate::exectime::progress_rate(self.m.topo.cpu(cpu), self.m.tasks[t].mem_ppm);
+        let (n, d) = crate::exectime::progress_rate(
+            self.m.topo.cpu(cpu),
+            self.m.freq(cpu),
+            self.m.tasks[t].mem_ppm,
+        );
         let (cn, cd) = self.calib_rate;
         (n * cd as u128, d * cn as u128)
     }
@@ -628,7 +632,7 @@ impl Simulator {
             return;
         }
         let c = self.m.topo.cpu(cpu);
-        let (f, fmax) = (c.freq_khz, c.max_freq_khz);
+        let (f, fmax) = (self.m.freq(cpu), c.max_freq_khz);
         let st = &self.m.stats.tasks[p];
         let work = st.work_done - st.quantum_work.min(st.work_done);
         let get = |k: &str, d: i64| self.tunables.get(k).unwrap_or(d).max(0) as u64;

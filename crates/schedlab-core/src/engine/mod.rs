@@ -8,6 +8,7 @@
 
 pub mod core;
 pub mod exec;
+pub mod governor;
 pub mod server;
 pub mod sync;
 
@@ -89,6 +90,11 @@ pub struct Simulator {
     /// Process name → index in `m.processes` (lookup only, never iterated).
     process_index: std::collections::HashMap<String, usize>,
     autogroup: bool,
+    /// Frequency levels per CPU (kHz, ascending) and, for ondemand, each
+    /// CPU's busy time at the last sample; for a schedule, the next step.
+    freq_levels: Vec<Vec<u64>>,
+    gov_busy: Vec<Ns>,
+    gov_step: usize,
     /// 6.12 fair servers (None: 6.1, or no RT task can exist).
     server: Option<server::FairServer>,
     /// SCHED_DEADLINE bandwidth admitted (`dl_b->total_bw`, tasks only) and
@@ -273,7 +279,12 @@ impl Simulator {
                 parent: None,
                 shares: 1024,
             }],
-            rqs: vec![Rq::default(); cfg.cpus],
+            rqs: (0..cfg.cpus)
+                .map(|c| Rq {
+                    freq_khz: topo.cpu(c).freq_khz,
+                    ..Rq::default()
+                })
+                .collect(),
             rng: Rng::new(cfg.seed),
             stats: Stats::default(),
             trace: cfg.trace.then(Trace::default),
@@ -299,6 +310,9 @@ impl Simulator {
             process_index: std::collections::HashMap::new(),
             autogroup,
             server: None,
+            freq_levels: vec![],
+            gov_busy: vec![],
+            gov_step: 0,
             dl_bw: (0, 0),
             autogroups: vec![],
             steps_without_time: 0,
@@ -472,6 +486,7 @@ impl Simulator {
 
     /// Create the initial threads and the first ticks.
     fn start(&mut self) {
+        self.start_governor();
         self.next_tick = (self.m.tick_ns(), 0);
         if let Some(end) = self.end {
             self.events.push(end, EventKind::End);
@@ -649,6 +664,7 @@ impl Simulator {
                 }
             }
             EventKind::ServerTimer { cpu } => self.server_timer(cpu),
+            EventKind::GovernorTick => self.governor_tick(),
             EventKind::ClassTimer { class, cpu, tag } => {
                 self.classes[class].timer(&mut self.m, cpu, tag);
             }
@@ -665,6 +681,108 @@ impl Simulator {
         }
         for c in 0..self.classes.len() {
             self.classes[c].tick_balance(&mut self.m, cpu);
+        }
+    }
+
+    /// Set initial frequencies and arm the governor (engine/governor.rs).
+    fn start_governor(&mut self) {
+        use governor::Governor;
+        let n = self.m.nr_cpus();
+        self.freq_levels = (0..n)
+            .map(|c| governor::levels(self.m.topo.cpu(c).max_freq_khz, &self.cfg.freq_levels_mhz))
+            .collect();
+        self.gov_busy = vec![0; n];
+        for cpu in 0..n {
+            let lv = &self.freq_levels[cpu];
+            let f = match self.cfg.governor {
+                Governor::Performance | Governor::Ondemand => lv.last().copied(),
+                Governor::Powersave => lv.first().copied(),
+                _ => None,
+            };
+            if let Some(f) = f {
+                self.m.rqs[cpu].freq_khz = f;
+            }
+        }
+        match &self.cfg.governor {
+            Governor::Ondemand => self
+                .events
+                .push(governor::SAMPLING_PERIOD, EventKind::GovernorTick),
+            Governor::Schedule(steps) => {
+                if let Some((at, _)) = steps.first() {
+                    self.events.push(*at, EventKind::GovernorTick);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The governor's periodic sample (ondemand) or next step (schedule).
+    fn governor_tick(&mut self) {
+        use governor::Governor;
+        let now = self.m.now;
+        match self.cfg.governor.clone() {
+            Governor::Ondemand => {
+                for cpu in 0..self.m.nr_cpus() {
+                    let rq = &self.m.rqs[cpu];
+                    let running = if rq.curr.is_some() {
+                        now - rq.curr_since
+                    } else {
+                        0
+                    };
+                    let busy = rq.busy_ns + running;
+                    let load =
+                        (busy - self.gov_busy[cpu].min(busy)) * 100 / governor::SAMPLING_PERIOD;
+                    self.gov_busy[cpu] = busy;
+                    let f = governor::ondemand_target(load.min(100), &self.freq_levels[cpu]);
+                    self.set_freq(cpu, f);
+                }
+                // Sampling alone never keeps a run going (like the tick).
+                let alive = self.events.peek_time().is_some()
+                    || self.m.rqs.iter().any(|r| r.seg_end.is_some());
+                if alive {
+                    self.events
+                        .push(now + governor::SAMPLING_PERIOD, EventKind::GovernorTick);
+                }
+            }
+            Governor::Schedule(steps) => {
+                while let Some(&(at, khz)) = steps.get(self.gov_step).filter(|(at, _)| *at <= now) {
+                    let _ = at;
+                    for cpu in 0..self.m.nr_cpus() {
+                        let f = khz.min(self.m.topo.cpu(cpu).max_freq_khz);
+                        self.set_freq(cpu, f);
+                    }
+                    self.gov_step += 1;
+                }
+                if let Some((at, _)) = steps.get(self.gov_step) {
+                    self.events.push(*at, EventKind::GovernorTick);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Change `cpu`'s frequency at `m.now`: work done so far is accounted at
+    /// the old rate and the running segment re-timed at the new one.
+    pub(crate) fn set_freq(&mut self, cpu: usize, khz: u64) {
+        if self.m.rqs[cpu].freq_khz == khz {
+            return;
+        }
+        self.settle(cpu);
+        for c in 0..self.classes.len() {
+            self.classes[c].update_curr(&mut self.m, cpu);
+        }
+        let now = self.m.now;
+        let rq = &mut self.m.rqs[cpu];
+        let (old, since) = (rq.freq_khz, rq.freq_since);
+        match rq.freq_time.iter_mut().find(|(f, _)| *f == old) {
+            Some(e) => e.1 += now - since,
+            None => rq.freq_time.push((old, now - since)),
+        }
+        rq.freq_khz = khz;
+        rq.freq_since = now;
+        if rq.seg_end.is_some() {
+            let delay = rq.seg_start.saturating_sub(now);
+            self.start_segment(cpu, delay);
         }
     }
 

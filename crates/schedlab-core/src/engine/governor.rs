@@ -1,0 +1,150 @@
+//! CPU frequency governors (cpufreq), part of the execution-time model:
+//! they set each CPU's current frequency, which `run` work progresses by
+//! (exectime.rs). Policies only read the result.
+//!
+//! * `userspace` (default): the frequencies given with `--freq`, fixed.
+//! * `performance` / `powersave`: the highest / lowest frequency level.
+//! * `schedule:T=MHZ,...`: a userspace script, every CPU set to MHZ at T s.
+//! * `ondemand` (drivers/cpufreq/cpufreq_ondemand.c, simplified): every
+//!   sampling period (10 ms) each CPU's load over the period is measured;
+//!   above the up threshold (80 %) it jumps to f_max, otherwise it goes to
+//!   the lowest level at or above f_min + load·(f_max − f_min)
+//!   (`od_update`, CPUFREQ_RELATION_L). No sampling_down_factor, no
+//!   powersave_bias, per-CPU policies.
+//!
+//! Frequency levels come from `--freq-levels` (MHz); by default the CPU's
+//! maximum times 0.4, 0.5, ..., 1.0.
+
+use crate::clock::{Ns, MSEC, SEC};
+use serde::Serialize;
+
+/// ondemand's sampling period.
+pub const SAMPLING_PERIOD: Ns = 10 * MSEC;
+/// ondemand's up_threshold, percent.
+pub const UP_THRESHOLD: u64 = 80;
+
+/// A governor.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Governor {
+    /// Fixed frequencies (`--freq`).
+    #[default]
+    Userspace,
+    /// Highest level.
+    Performance,
+    /// Lowest level.
+    Powersave,
+    /// Utilisation-driven (ondemand).
+    Ondemand,
+    /// Every CPU to the given kHz at the given times.
+    Schedule(Vec<(Ns, u64)>),
+}
+
+impl Governor {
+    /// Parse `userspace`, `performance`, `powersave`, `ondemand` or
+    /// `schedule:T=MHZ,T=MHZ` (T in seconds, non-decreasing).
+    pub fn parse(s: &str) -> Result<Governor, String> {
+        Ok(match s {
+            "userspace" => Governor::Userspace,
+            "performance" => Governor::Performance,
+            "powersave" => Governor::Powersave,
+            "ondemand" => Governor::Ondemand,
+            _ => {
+                let Some(list) = s.strip_prefix("schedule:") else {
+                    return Err(format!(
+                        "unknown governor \"{s}\"; expected userspace, performance, powersave, ondemand or schedule:T=MHZ,..."
+                    ));
+                };
+                let mut steps = vec![];
+                for item in list.split(',').filter(|x| !x.is_empty()) {
+                    let bad =
+                        || format!("governor schedule: expected SECONDS=MHZ, found \"{item}\"");
+                    let (t, f) = item.split_once('=').ok_or_else(bad)?;
+                    let t: f64 = t.trim().parse().map_err(|_| bad())?;
+                    let f: u64 = f.trim().parse().map_err(|_| bad())?;
+                    if !(t >= 0.0 && t.is_finite()) || f == 0 {
+                        return Err(bad());
+                    }
+                    let at = (t * SEC as f64).round() as Ns;
+                    if steps.last().is_some_and(|(p, _)| *p > at) {
+                        return Err(format!(
+                            "governor schedule: times must not decrease (\"{item}\")"
+                        ));
+                    }
+                    steps.push((at, f * 1000));
+                }
+                if steps.is_empty() {
+                    return Err("governor schedule: no steps".into());
+                }
+                Governor::Schedule(steps)
+            }
+        })
+    }
+
+    /// Name for reports.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Governor::Userspace => "userspace",
+            Governor::Performance => "performance",
+            Governor::Powersave => "powersave",
+            Governor::Ondemand => "ondemand",
+            Governor::Schedule(_) => "schedule",
+        }
+    }
+}
+
+/// Frequency levels (kHz, ascending) of a CPU with maximum `max_khz`.
+pub fn levels(max_khz: u64, given_mhz: &[u64]) -> Vec<u64> {
+    let mut v: Vec<u64> = if given_mhz.is_empty() {
+        (4..=10).map(|k| max_khz * k / 10).collect()
+    } else {
+        given_mhz
+            .iter()
+            .map(|m| m * 1000)
+            .filter(|k| *k <= max_khz)
+            .collect()
+    };
+    if !v.contains(&max_khz) {
+        v.push(max_khz);
+    }
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// ondemand's choice for a CPU with `load` percent busy over the last period.
+pub fn ondemand_target(load: u64, levels: &[u64]) -> u64 {
+    let (lo, hi) = (
+        levels.first().copied().unwrap_or(0),
+        levels.last().copied().unwrap_or(0),
+    );
+    if load > UP_THRESHOLD {
+        return hi;
+    }
+    let want = lo + load * (hi - lo) / 100;
+    levels.iter().copied().find(|l| *l >= want).unwrap_or(hi)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_and_targets() {
+        assert_eq!(Governor::parse("ondemand"), Ok(Governor::Ondemand));
+        assert_eq!(
+            Governor::parse("schedule:0=2530,1.5=1200"),
+            Ok(Governor::Schedule(vec![
+                (0, 2_530_000),
+                (1_500_000_000, 1_200_000)
+            ]))
+        );
+        assert!(Governor::parse("schedule:2=1000,1=2000").is_err());
+        assert!(Governor::parse("turbo").is_err());
+        let lv = levels(2_000_000, &[]);
+        assert_eq!(lv.first(), Some(&800_000));
+        assert_eq!(ondemand_target(90, &lv), 2_000_000);
+        assert_eq!(ondemand_target(0, &lv), 800_000);
+        assert_eq!(ondemand_target(50, &lv), 1_400_000);
+    }
+}
