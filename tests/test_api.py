@@ -106,3 +106,15 @@ def test_jobs_dataframe_for_deadline_tasks():
     # The job released at exactly 1 s counts as released (as SimSo counts).
     assert (t.jobs_released, t.jobs_completed, t.deadline_misses) == (101, 100, 0)
     assert t.policy == "SCHED_DEADLINE"
+
+
+def test_crsr_and_fair_degree_on_the_tsf_worked_example():
+    wl = {"global": {"duration": 10, "calibration": 100}, "tasks": {
+        "X": {"run": 1000000, "memory_intensity": 0}, "Y": {"run": 1000000, "memory_intensity": 8 / 9}}}
+    base = schedlab.simulate(wl, "cfs", freq_mhz=[(2000, 2000)])
+    plain = schedlab.simulate(wl, "cfs", freq_mhz=[(1000, 2000)])
+    tsf = schedlab.simulate(wl, "cfs+tsf", freq_mhz=[(1000, 2000)])
+    assert list(schedlab.crsr(plain, base).round(3)) == [0.5, 0.9]
+    assert abs(schedlab.fair_degree(plain, base) - 0.2) < 1e-3
+    assert schedlab.fair_degree(tsf, base) < 0.002
+    assert tsf.metrics.scheduler == "cfs+tsf"

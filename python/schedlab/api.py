@@ -229,3 +229,17 @@ def simulate(
         "freq_levels_mhz": [int(f) for f in freq_levels_mhz or []],
     }
     return SimResult(_native.simulate(text, source, config, progress))
+
+
+def crsr(at_f: SimResult, at_fmax: SimResult) -> pd.Series:
+    """Compute-resource share ratio per task (seed-algorithms.md §1.2): the full-speed work a task
+    did in the run at frequency f divided by what it did in the same run at f_max."""
+    a = at_f.tasks.work_done_us
+    b = at_fmax.tasks.work_done_us
+    return (a / b).rename("crsr")
+
+
+def fair_degree(at_f: SimResult, at_fmax: SimResult) -> float:
+    """Fair_Degree: the population standard deviation of the CRSR over all tasks (0 = every task
+    lost the same fraction of its compute resource)."""
+    return float(crsr(at_f, at_fmax).std(ddof=0))
