@@ -194,6 +194,7 @@ def simulate(
     dl_policy: str = "edf",
     governor: str = "userspace",
     freq_levels_mhz: Optional[Iterable[int]] = None,
+    hotplug: Optional[str] = None,
 ) -> SimResult:
     """Simulate an rt-app workload (a path, a JSON string or a dict).
 
@@ -207,7 +208,7 @@ def simulate(
     ``dl_policy`` orders SCHED_DEADLINE tasks: ``edf`` (the kernel's),
     ``llf`` or ``illf`` (seed 001). ``governor`` is ``userspace`` (the fixed ``freq_mhz``),
     ``performance``, ``powersave``, ``ondemand`` or ``schedule:T=MHZ,...``; ``freq_levels_mhz``
-    lists the available frequencies.
+    lists the available frequencies. ``hotplug`` is a plan ``"T=-CPU,T=+CPU"`` (seconds).
     """
     text, source = _load(workload)
     config = {
@@ -227,6 +228,7 @@ def simulate(
         "dl_policy": dl_policy,
         "governor": governor,
         "freq_levels_mhz": [int(f) for f in freq_levels_mhz or []],
+        "hotplug": hotplug,
     }
     return SimResult(_native.simulate(text, source, config, progress))
 

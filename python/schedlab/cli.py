@@ -92,6 +92,8 @@ def _parser() -> argparse.ArgumentParser:
                         "or schedule:T=MHZ,... (all CPUs to MHZ at T seconds)")
     r.add_argument("--freq-levels", type=_int_list, metavar="MHZ,...",
                    help="available frequencies (default 40..100 %% of the maximum in 10 %% steps)")
+    r.add_argument("--hotplug", metavar="T=-CPU,T=+CPU",
+                   help="take CPUs offline (-) and online (+) at T seconds, e.g. 5=-3,8=+3")
     r.add_argument("--dl-policy", default="edf", choices=["edf", "llf", "illf"],
                    help="ordering of SCHED_DEADLINE tasks: the kernel's EDF, or LLF / ILLF (seed 001)")
     r.add_argument("--hz", type=_positive, default=250)
@@ -157,7 +159,7 @@ def _cmd_run(a: argparse.Namespace) -> int:
                            duration=duration / 1e9 if duration else None, seed=a.seed, set=a.set,
                            trace=bool(a.trace), fairness_tasks=fairness, progress=bar,
                            capacity=a.capacity, freq_mhz=a.freq, dl_policy=a.dl_policy,
-                           governor=a.governor, freq_levels_mhz=a.freq_levels)
+                           governor=a.governor, freq_levels_mhz=a.freq_levels, hotplug=a.hotplug)
         finally:
             bar.done()
         results.append(res)

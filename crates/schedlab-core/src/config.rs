@@ -225,6 +225,8 @@ pub struct SimConfig {
     pub governor: crate::engine::governor::Governor,
     /// Frequency levels in MHz (empty: 40 %..100 % of the maximum in 10 % steps).
     pub freq_levels_mhz: Vec<u64>,
+    /// CPU hotplug plan (engine/hotplug.rs): (time, CPU, online).
+    pub hotplug: Vec<crate::engine::hotplug::HotplugStep>,
 }
 
 /// Ordering of SCHED_DEADLINE tasks (class/dl.rs). `Edf` is the kernel's
@@ -282,6 +284,7 @@ impl Default for SimConfig {
             weight_policy: crate::policy::WeightPolicy::None,
             governor: crate::engine::governor::Governor::Userspace,
             freq_levels_mhz: vec![],
+            hotplug: vec![],
         }
     }
 }

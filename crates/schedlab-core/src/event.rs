@@ -44,6 +44,11 @@ pub enum EventKind {
     },
     /// The frequency governor's sampling period or next scheduled step.
     GovernorTick,
+    /// Step `idx` of the CPU hotplug plan.
+    Hotplug {
+        /// Index into `SimConfig::hotplug`.
+        idx: usize,
+    },
     /// The configured duration is over.
     End,
 }

@@ -77,6 +77,8 @@ pub struct Machine {
     pub trace: Option<Trace>,
     /// Migrations requested by classes, carried out by the engine.
     pub migrations: Vec<MigrationRequest>,
+    /// Online CPUs (engine/hotplug.rs).
+    pub online: crate::cpuset::CpuSet,
     /// Class timers requested (hrtimers such as the RT period timer or a
     /// DEADLINE replenishment timer), queued by the engine.
     pub timers: Vec<TimerRequest>,
@@ -132,6 +134,16 @@ impl Machine {
     /// A class completed the delayed dequeue of `t`: it is no longer queued.
     pub fn note_delayed_dequeue_done(&mut self, t: TaskId) {
         self.tasks[t].on_rq = OnRq::No;
+    }
+
+    /// `req` restricted to online CPUs, or every online CPU if that is empty.
+    pub fn effective_affinity(&self, req: crate::cpuset::CpuSet) -> crate::cpuset::CpuSet {
+        let a = req.and(&self.online);
+        if a.is_empty() {
+            self.online
+        } else {
+            a
+        }
     }
 
     /// Current frequency of `cpu`, kHz.

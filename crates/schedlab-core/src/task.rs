@@ -132,6 +132,10 @@ pub struct Task {
     pub weight: u64,
     /// Allowed CPUs.
     pub affinity: CpuSet,
+    /// Affinity as requested by the workload; `affinity` is it restricted to
+    /// online CPUs (all online CPUs if none of them is online, as
+    /// `select_fallback_rq` does).
+    pub affinity_req: CpuSet,
     /// Task group index (`Machine::groups`), 0 = root.
     pub group: usize,
     /// State.

@@ -216,6 +216,10 @@ fn parse_config(py: Python<'_>, cfg: &Bound<'_, PyAny>) -> PyResult<SimConfig> {
         c.governor = schedlab_core::engine::governor::Governor::parse(&name)
             .map_err(ConfigError::new_err)?;
     }
+    if let Some(v) = get("hotplug")? {
+        let plan: String = v.extract()?;
+        c.hotplug = schedlab_core::engine::hotplug::parse(&plan).map_err(ConfigError::new_err)?;
+    }
     if let Some(v) = get("freq_levels_mhz")? {
         c.freq_levels_mhz = v.extract()?;
     }

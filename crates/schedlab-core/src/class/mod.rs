@@ -203,6 +203,10 @@ pub trait SchedClass {
     /// server.
     fn nr_runnable(&self, cpu: CpuId) -> u32;
 
+    /// The set of online CPUs (`m.online`) changed (CPU hotplug). The fair
+    /// class rebuilds its scheduling domains.
+    fn cpus_changed(&mut self, _m: &mut Machine) {}
+
     /// A timer this class armed with `Machine::arm_timer` fired (the
     /// class's hrtimers: RT period timer, DEADLINE replenishment). `tag`
     /// is what the class passed; stale timers must be ignored by the class.

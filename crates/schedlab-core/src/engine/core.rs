@@ -132,8 +132,11 @@ impl Simulator {
                 }
             }
         }
-        for c in 0..self.classes.len() {
-            self.classes[c].balance(&mut self.m, cpu);
+        if self.m.online.contains(cpu) {
+            // An offline CPU pulls nothing (engine/hotplug.rs).
+            for c in 0..self.classes.len() {
+                self.classes[c].balance(&mut self.m, cpu);
+            }
         }
         self.apply_migrations();
         let mut next = None;
@@ -436,6 +439,12 @@ impl Simulator {
                 task.waking_since = Some(self.m.now);
                 self.m.rqs[prev_cpu].nr_running += 1;
                 self.m.trace(prev_cpu, TraceEvent::Wakeup { task: t });
+                if !self.m.online.contains(prev_cpu) {
+                    // Its CPU went offline while it was delay-dequeued there.
+                    let dst = self.fallback_cpu(t);
+                    self.move_queued_task(t, dst);
+                    return;
+                }
                 self.wakeup_preempt(prev_cpu, t, WakeFlags::TTWU);
                 return;
             }
@@ -443,7 +452,11 @@ impl Simulator {
         }
         self.m.tasks[t].waking_since = Some(self.m.now);
         let c = self.class_of(t);
-        let cpu = self.classes[c].select_task_rq(&mut self.m, t, prev_cpu, WakeFlags::TTWU, waker);
+        let mut cpu =
+            self.classes[c].select_task_rq(&mut self.m, t, prev_cpu, WakeFlags::TTWU, waker);
+        if !self.m.online.contains(cpu) {
+            cpu = self.fallback_cpu(t);
+        }
         let mut flags = EnqueueFlags::WAKEUP;
         let mut wf = WakeFlags::TTWU;
         if cpu != prev_cpu {
@@ -500,7 +513,8 @@ impl Simulator {
             mem_ppm: attrs.memory_ppm.unwrap_or(0),
             custom_slice: attrs.dl_runtime.filter(|s| *s > 0),
             weight: Self::weight_of(policy, nice),
-            affinity: self.cpuset_of(&attrs),
+            affinity: self.m.effective_affinity(self.cpuset_of(&attrs)),
+            affinity_req: self.cpuset_of(&attrs),
             group,
             state: TaskState::Runnable,
             on_rq: OnRq::No,
@@ -540,7 +554,10 @@ impl Simulator {
             task: parent,
         };
         let prev = self.m.tasks[id].cpu;
-        let cpu = self.classes[c].select_task_rq(&mut self.m, id, prev, WakeFlags::FORK, waker);
+        let mut cpu = self.classes[c].select_task_rq(&mut self.m, id, prev, WakeFlags::FORK, waker);
+        if !self.m.online.contains(cpu) {
+            cpu = self.fallback_cpu(id);
+        }
         self.m.tasks[id].cpu = cpu;
         self.activate(id, cpu, EnqueueFlags::INITIAL);
         self.m.trace(cpu, TraceEvent::WakeupNew { task: id });
@@ -607,7 +624,7 @@ impl Simulator {
             .copied()
             .filter(|t| self.m.tasks[*t].exited.is_none())
             .collect();
-        let cpus = self.m.nr_cpus();
+        let cpus = self.m.online.count();
         for t in live.iter().copied() {
             let task = &self.m.tasks[t];
             if !task.policy.is_fair() || task.policy == Policy::Idle {

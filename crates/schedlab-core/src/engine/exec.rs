@@ -71,7 +71,8 @@ impl Simulator {
         let policy = a.policy.unwrap_or(self.wl.default_policy);
         let (nice, rt_priority) = policy.split_priority(a.priority);
         let slice = a.dl_runtime.filter(|s| *s > 0);
-        let affinity = self.cpuset_of(&a);
+        let affinity_req = self.cpuset_of(&a);
+        let affinity = self.m.effective_affinity(affinity_req);
         let group = self.group_of(def, &a);
         let weight = Self::weight_of(policy, nice);
         // A weight policy scales it by the process's thread count.
@@ -102,7 +103,7 @@ impl Simulator {
             && task.nice == nice
             && task.rt_priority == rt_priority
             && task.custom_slice == slice
-            && task.affinity == affinity
+            && task.affinity_req == affinity_req
             && task.group == group;
         if same {
             return;
@@ -128,6 +129,7 @@ impl Simulator {
             task.weight = weight;
             task.custom_slice = slice;
             task.affinity = affinity;
+            task.affinity_req = affinity_req;
             task.group = group;
         });
     }

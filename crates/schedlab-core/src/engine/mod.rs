@@ -9,6 +9,7 @@
 pub mod core;
 pub mod exec;
 pub mod governor;
+pub mod hotplug;
 pub mod server;
 pub mod sync;
 
@@ -249,6 +250,7 @@ impl Simulator {
             .build()
             .map_err(|e| SimError::Config(e.0))?;
         Self::validate(&wl, cfg.cpus)?;
+        hotplug::validate(&cfg.hotplug, cfg.cpus).map_err(SimError::Config)?;
         let end = cfg.duration.or(wl.duration);
         if end.is_none() && wl.runs_forever() {
             return Err(SimError::Config(format!(
@@ -289,6 +291,7 @@ impl Simulator {
             stats: Stats::default(),
             trace: cfg.trace.then(Trace::default),
             migrations: vec![],
+            online: topo.all(),
             timers: vec![],
             topo,
         };
@@ -487,6 +490,9 @@ impl Simulator {
     /// Create the initial threads and the first ticks.
     fn start(&mut self) {
         self.start_governor();
+        for (idx, (at, _, _)) in self.cfg.hotplug.iter().enumerate() {
+            self.events.push(*at, EventKind::Hotplug { idx });
+        }
         self.next_tick = (self.m.tick_ns(), 0);
         if let Some(end) = self.end {
             self.events.push(end, EventKind::End);
@@ -665,6 +671,7 @@ impl Simulator {
             }
             EventKind::ServerTimer { cpu } => self.server_timer(cpu),
             EventKind::GovernorTick => self.governor_tick(),
+            EventKind::Hotplug { idx } => self.hotplug(idx),
             EventKind::ClassTimer { class, cpu, tag } => {
                 self.classes[class].timer(&mut self.m, cpu, tag);
             }
@@ -674,6 +681,9 @@ impl Simulator {
     }
 
     fn tick(&mut self, cpu: usize) {
+        if !self.m.online.contains(cpu) {
+            return;
+        }
         self.server_update(cpu);
         if let Some(t) = self.m.rqs[cpu].curr {
             let c = self.class_of(t);

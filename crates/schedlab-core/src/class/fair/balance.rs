@@ -104,10 +104,22 @@ pub enum IdleType {
 impl Balancer {
     /// Build domains for every CPU.
     pub fn new(topo: &Topology, hz: u32) -> Self {
+        Self::for_online(topo, hz, topo.all())
+    }
+
+    /// Build domains over the `online` CPUs only (`partition_sched_domains`
+    /// after hotplug): spans and groups are restricted to online CPUs,
+    /// levels that no longer add CPUs are dropped (degenerate domains) and
+    /// offline CPUs get none.
+    pub fn for_online(topo: &Topology, hz: u32, online: CpuSet) -> Self {
         let n = topo.nr_cpus();
         let mut doms = vec![];
         for cpu in 0..n {
             let mut levels: Vec<Domain> = vec![];
+            if !online.contains(cpu) {
+                doms.push(levels);
+                continue;
+            }
             let singles = |s: CpuSet| {
                 s.iter()
                     .map(|c| {
@@ -117,15 +129,15 @@ impl Balancer {
                     })
                     .collect::<Vec<_>>()
             };
-            let sib = topo.siblings(cpu);
+            let sib = topo.siblings(cpu).and(&online);
             if sib.count() > 1 {
                 levels.push(Domain::new(sib, singles(sib), true, true, false));
             }
-            let llc = topo.llc(cpu);
+            let llc = topo.llc(cpu).and(&online);
             if llc.count() > sib.count() {
                 let mut groups: Vec<CpuSet> = vec![];
                 for c in llc.iter() {
-                    let s = topo.siblings(c);
+                    let s = topo.siblings(c).and(&online);
                     if !groups.contains(&s) {
                         groups.push(s);
                     }
@@ -133,21 +145,22 @@ impl Balancer {
                 let prefer = !levels.is_empty();
                 levels.push(Domain::new(llc, groups, false, true, prefer));
             }
-            if topo.has_multiple_llcs() {
+            let all = topo.all().and(&online);
+            if topo.has_multiple_llcs() && all.count() > llc.count() {
                 let mut groups: Vec<CpuSet> = vec![];
-                for c in 0..n {
-                    let s = topo.llc(c);
+                for c in online.iter() {
+                    let s = topo.llc(c).and(&online);
                     if !groups.contains(&s) {
                         groups.push(s);
                     }
                 }
-                levels.push(Domain::new(topo.all(), groups, false, false, true));
+                levels.push(Domain::new(all, groups, false, false, true));
             }
             doms.push(levels);
         }
         Balancer {
             doms,
-            max_interval_jiffies: (hz as u64 * n as u64 / 10).max(1),
+            max_interval_jiffies: (hz as u64 * online.count() as u64 / 10).max(1),
             next_balance: vec![(0, false); n],
         }
     }

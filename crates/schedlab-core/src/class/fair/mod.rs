@@ -741,6 +741,10 @@ impl SchedClass for Fair {
         self.root_rq(cpu).h_nr_running
     }
 
+    fn cpus_changed(&mut self, m: &mut Machine) {
+        self.lb = balance::Balancer::for_online(&m.topo, m.hz, m.online);
+    }
+
     fn check_invariants(&self, m: &Machine) -> Result<(), String> {
         for (i, q) in self.cfs.iter().enumerate() {
             let mut load = 0;
