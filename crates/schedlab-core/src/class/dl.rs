@@ -540,12 +540,8 @@ impl SchedClass for Dl {
         waker: Waker,
     ) -> CpuId {
         let aff = m.tasks[t].affinity;
-        let fallback = if aff.contains(prev_cpu) {
-            prev_cpu
-        } else {
-            aff.first().unwrap_or(prev_cpu)
-        };
-        if !(flags.has(WakeFlags::TTWU) || flags.has(WakeFlags::FORK)) {
+        let (fallback, placement) = super::select_start(m, t, prev_cpu, flags);
+        if !placement {
             return fallback;
         }
         // The deadline this wakeup will have: the CBS rule renews a passed

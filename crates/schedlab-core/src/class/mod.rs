@@ -108,6 +108,22 @@ pub struct Waker {
     pub task: Option<TaskId>,
 }
 
+/// Where a `select_task_rq` starts: `prev_cpu` if `t` may run there, else
+/// the first CPU of its affinity; and whether the call is a real placement
+/// (a wakeup or a fork) rather than an exec or a forced move.
+pub fn select_start(m: &Machine, t: TaskId, prev_cpu: CpuId, flags: WakeFlags) -> (CpuId, bool) {
+    let aff = m.tasks[t].affinity;
+    let start = if aff.contains(prev_cpu) {
+        prev_cpu
+    } else {
+        aff.first().unwrap_or(prev_cpu)
+    };
+    (
+        start,
+        flags.has(WakeFlags::TTWU) || flags.has(WakeFlags::FORK),
+    )
+}
+
 /// The class interface, one hook per `struct sched_class` member the
 /// simulator needs. "Current" means `m.rqs[cpu].curr`.
 pub trait SchedClass {

@@ -400,12 +400,8 @@ impl SchedClass for Rt {
         waker: Waker,
     ) -> CpuId {
         let aff = m.tasks[t].affinity;
-        let fallback = if aff.contains(prev_cpu) {
-            prev_cpu
-        } else {
-            aff.first().unwrap_or(prev_cpu)
-        };
-        if !(flags.has(WakeFlags::TTWU) || flags.has(WakeFlags::FORK)) {
+        let (fallback, placement) = super::select_start(m, t, prev_cpu, flags);
+        if !placement {
             return fallback;
         }
         // select_task_rq_rt: move only if the target runs an RT task that
