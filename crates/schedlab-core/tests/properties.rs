@@ -5,8 +5,11 @@
 mod common;
 use common::*;
 use proptest::prelude::*;
-use schedlab_core::config::{SchedulerKind, SimConfig};
+use schedlab_core::config::{DlPolicy, SchedulerKind, SimConfig};
+use schedlab_core::engine::governor::Governor;
+use schedlab_core::engine::hotplug;
 use schedlab_core::engine::Simulator;
+use schedlab_core::policy::WeightPolicy;
 use schedlab_core::trace::{ftrace, perfetto, TraceEvent};
 use schedlab_core::workload::Workload;
 
@@ -126,6 +129,62 @@ proptest! {
                 curr[rec.cpu] = next;
             }
         }
+    }
+
+    /// The same invariants with the optional machinery switched on: LLF /
+    /// ILLF orderings, weight policies, the ondemand governor, OS noise and
+    /// CPU hotplug (a CPU offline from 0.3 s to 0.6 s).
+    #[test]
+    fn invariants_hold_with_options((text, cpus, kind) in workload(), opt in 0usize..64) {
+        let wl = Workload::from_rtapp("prop", &text).expect("generated workload parses");
+        let mut c = config(kind, cpus);
+        c.dl_policy = [DlPolicy::Edf, DlPolicy::Llf, DlPolicy::Illf][opt % 3];
+        c.weight_policy = [WeightPolicy::None, WeightPolicy::Pfs, WeightPolicy::Dwcfs, WeightPolicy::Tsf][(opt / 3) % 4];
+        if opt / 12 % 2 == 1 {
+            c.governor = Governor::Ondemand;
+            c.freq_mhz = vec![(1000, 2000)];
+        }
+        if opt / 24 % 2 == 1 {
+            c.set = vec![("noise_interval_us".into(), 7_000)];
+        }
+        let hot = cpus >= 2 && opt % 5 == 0;
+        if hot {
+            c.hotplug = hotplug::parse("0.3=-1,0.6=+1").expect("plan");
+        }
+        let mut sim = Simulator::new(wl.clone(), c.clone()).expect("builds");
+        let mut t = 0;
+        loop {
+            t += 10_000_000;
+            let done = sim.run_until(t).expect("runs");
+            prop_assert_eq!(sim.check_invariants(), Ok(()));
+            if done { break; }
+        }
+        let r = sim.finish();
+        let dur = r.metrics.duration_us;
+        for cm in &r.metrics.cpu {
+            prop_assert!((cm.busy_us + cm.idle_us - dur).abs() < 1e-6);
+        }
+        let trace = r.trace.expect("trace recorded");
+        let mut on: Vec<Option<usize>> = vec![None; trace.tasks.len()];
+        let mut curr: Vec<Option<usize>> = vec![None; cpus];
+        for rec in &trace.records {
+            if let TraceEvent::Switch { prev, next, .. } = rec.ev {
+                prop_assert_eq!(prev, curr[rec.cpu]);
+                if let Some(p) = prev { on[p] = None; }
+                if let Some(n) = next {
+                    prop_assert_eq!(on[n], None, "task {} on two CPUs", n);
+                    on[n] = Some(rec.cpu);
+                    if hot {
+                        let offline = rec.ts > 300_000_000 && rec.ts < 600_000_000;
+                        prop_assert!(!(offline && rec.cpu == 1), "ran on offline CPU 1");
+                    }
+                }
+                curr[rec.cpu] = next;
+            }
+        }
+        // Determinism with everything on.
+        let again = schedlab_core::simulate("prop", &text, c).expect("runs");
+        prop_assert_eq!(ftrace::render(&trace), ftrace::render(&again.trace.expect("trace")));
     }
 
     #[test]

@@ -647,12 +647,20 @@ impl SchedClass for Dl {
             for &(d, _, t) in tree {
                 n += 1;
                 let e = &self.ent[t];
-                if m.tasks[t].cpu != cpu
-                    || !m.tasks[t].is_queued()
-                    || e.throttled
-                    || e.deadline != d
-                {
-                    return Err(format!("dl cpu {cpu}: task {t} misplaced"));
+                if m.tasks[t].cpu != cpu || !m.tasks[t].is_queued() || e.throttled || e.key.0 != d {
+                    return Err(format!(
+                        "dl cpu {cpu}: task {t} misplaced (on cpu {}, queued {}, throttled {}, key {} vs {d})",
+                        m.tasks[t].cpu,
+                        m.tasks[t].is_queued(),
+                        e.throttled,
+                        e.key.0
+                    ));
+                }
+                if self.policy == DlPolicy::Edf && e.deadline != d {
+                    return Err(format!(
+                        "dl cpu {cpu}: task {t} keyed {d}, deadline {}",
+                        e.deadline
+                    ));
                 }
             }
         }

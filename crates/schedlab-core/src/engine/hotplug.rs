@@ -95,30 +95,34 @@ impl Simulator {
         for c in 0..self.classes.len() {
             self.classes[c].cpus_changed(&mut self.m);
         }
+        self.enforce_affinity();
         if !up {
-            self.evacuate(cpu);
+            self.m.resched(cpu);
         }
         for p in 0..self.m.processes.len() {
             self.reweight_process(p, None);
         }
     }
 
-    /// Move everything off `cpu`, which just went offline.
-    fn evacuate(&mut self, cpu: CpuId) {
-        let queued: Vec<TaskId> = (0..self.m.tasks.len())
-            .filter(|t| {
-                let task = &self.m.tasks[*t];
-                task.cpu == cpu && task.on_rq == OnRq::Queued && self.m.rqs[cpu].curr != Some(*t)
-            })
-            .collect();
-        for t in queued {
+    /// Move every runnable task that sits on a CPU outside its (new)
+    /// effective affinity: queued ones migrate, running ones are pushed by
+    /// the stopper. Covers the CPU going down and tasks whose pinning comes
+    /// back when it returns.
+    fn enforce_affinity(&mut self) {
+        for t in 0..self.m.tasks.len() {
+            let task = &self.m.tasks[t];
+            let cpu = task.cpu;
+            if task.on_rq != OnRq::Queued || task.affinity.contains(cpu) {
+                continue;
+            }
             let dst = self.fallback_cpu(t);
-            self.m.request_migration(t, dst, MigrationKind::Balance);
+            if self.m.rqs[cpu].curr == Some(t) {
+                self.m.rqs[cpu].active_balance_to = Some(dst);
+                self.m.resched(cpu);
+            } else {
+                self.m.request_migration(t, dst, MigrationKind::Balance);
+            }
         }
-        if let Some(c) = self.m.rqs[cpu].curr {
-            self.m.rqs[cpu].active_balance_to = Some(self.fallback_cpu(c));
-        }
-        self.m.resched(cpu);
     }
 
     /// The least loaded online CPU `t` may run on (lowest index on ties).
