@@ -4,13 +4,14 @@ The simulator core is Rust (``schedlab._native``); this package adds the
 Python API (:func:`simulate`), the ``schedlab`` command and reports.
 """
 
-from ._native import ConfigError, SimulationError, WorkloadError
+from ._native import ConfigError, SimulationError, TraceError, WorkloadError
 from .api import (
     Metrics,
     SimResult,
     check,
     crsr,
     fair_degree,
+    import_trace,
     metric_descriptions,
     parse_duration,
     schedulers,
@@ -22,10 +23,12 @@ __all__ = [
     "Metrics",
     "SimResult",
     "SimulationError",
+    "TraceError",
     "WorkloadError",
     "check",
     "crsr",
     "fair_degree",
+    "import_trace",
     "metric_descriptions",
     "parse_duration",
     "schedulers",

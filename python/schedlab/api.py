@@ -245,3 +245,43 @@ def fair_degree(at_f: SimResult, at_fmax: SimResult) -> float:
     """Fair_Degree: the population standard deviation of the CRSR over all tasks (0 = every task
     lost the same fraction of its compute resource)."""
     return float(crsr(at_f, at_fmax).std(ddof=0))
+
+
+class ImportedTrace:
+    """A recorded trace read by :func:`import_trace`."""
+
+    def __init__(self, result: SimResult, repairs: List[str], skipped: int, workload: str):
+        self.result = result
+        self.repairs = repairs
+        self.skipped = skipped
+        self.workload = workload
+
+    def write_workload(self, path: Union[str, os.PathLike[str]]) -> None:
+        """Write the replay workload (rt-app JSON) atomically."""
+        _atomic_write(os.fspath(path), self.workload)
+
+
+def _atomic_write(path: str, text: str) -> None:
+    tmp = f"{path}.tmp.{os.getpid()}"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def import_trace(path: Union[str, os.PathLike[str]], tolerant: bool = False) -> ImportedTrace:
+    """Read a scheduler trace (tracefs ``trace``, ``trace-cmd report`` or ``perf script`` text).
+
+    Strict mode raises :class:`TraceError` naming the first line whose transitions do not chain;
+    tolerant mode repairs them and lists the repairs. The result carries the simulator's metrics
+    (fields a trace cannot show stay empty), the trace for Perfetto/ftrace export, and a workload
+    that replays each task's CPU bursts and sleeps.
+    """
+    p = os.fspath(path)
+    with open(p, encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    native, repairs, skipped, workload = _native.import_trace(p, text, tolerant)
+    return ImportedTrace(SimResult(native), list(repairs), skipped, workload)

@@ -115,6 +115,17 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("metrics", help="describe every metric field")
 
+    tr = sub.add_parser("trace", help="work with recorded traces")
+    trs = tr.add_subparsers(dest="trace_cmd", required=True)
+    ti = trs.add_parser("import", help="read tracefs / trace-cmd / perf script text: metrics, exports, replay")
+    ti.add_argument("file", help="trace text")
+    ti.add_argument("--tolerant", action="store_true",
+                    help="repair missing transitions (and report them) instead of refusing the trace")
+    ti.add_argument("--json", metavar="FILE", help="write the metrics as JSON")
+    ti.add_argument("--perfetto", metavar="FILE", help="write a Perfetto .pftrace")
+    ti.add_argument("--ftrace", metavar="FILE", help="write normalised ftrace text")
+    ti.add_argument("--workload", metavar="FILE", help="write an rt-app workload replaying the tasks")
+
     rp = sub.add_parser("repro", help="reproduce a seed experiment and write its report")
     rp.add_argument("experiment", help="experiment name (experiments/NAME.json), e.g. illf, or all")
     rp.add_argument("--out", metavar="DIR",
@@ -222,6 +233,26 @@ def _cmd_metrics(_: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_trace(a: argparse.Namespace) -> int:
+    from .api import import_trace
+
+    imp = import_trace(a.file, tolerant=a.tolerant)
+    print(task_table(imp.result))
+    if imp.repairs:
+        print(f"{len(imp.repairs)} repair(s):", file=sys.stderr)
+        for r in imp.repairs[:20]:
+            print(f"  {r}", file=sys.stderr)
+    if a.json:
+        _write_json(a.json, imp.result.metrics)
+    if a.perfetto:
+        imp.result.write_perfetto(a.perfetto)
+    if a.ftrace:
+        imp.result.write_ftrace(a.ftrace)
+    if a.workload:
+        imp.write_workload(a.workload)
+    return 0
+
+
 def _cmd_repro(a: argparse.Namespace) -> int:
     from .repro import EXPERIMENTS, repro
 
@@ -246,10 +277,10 @@ def _cmd_repro(a: argparse.Namespace) -> int:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
     handlers = {"run": _cmd_run, "check": _cmd_check, "schedulers": _cmd_schedulers,
-                "metrics": _cmd_metrics, "repro": _cmd_repro}
+                "metrics": _cmd_metrics, "repro": _cmd_repro, "trace": _cmd_trace}
     try:
         return handlers[args.cmd](args)
-    except (_native.WorkloadError, _native.ConfigError, _native.SimulationError,
+    except (_native.WorkloadError, _native.ConfigError, _native.SimulationError, _native.TraceError,
             FileNotFoundError, IsADirectoryError, PermissionError) as e:
         print(f"schedlab: error: {e}", file=sys.stderr)
         return 2

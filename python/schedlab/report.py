@@ -27,8 +27,12 @@ def _prio(t: dict) -> str:
 
 def task_table(r: SimResult) -> str:
     m = r.metrics
-    head = (f"{m['scheduler']} on {m['cpus']} CPU(s), HZ={m['hz']}, "
-            f"{m['duration_us'] / 1e6:.3f} s simulated, {m['context_switches']} context switches "
+    recorded = m["scheduler"] == "trace"
+    where = (f"recorded trace, {m['cpus']} CPU(s)" if recorded
+             else f"{m['scheduler']} on {m['cpus']} CPU(s), HZ={m['hz']}")
+    head = (f"{where}, "
+            f"{m['duration_us'] / 1e6:.3f} s {'recorded' if recorded else 'simulated'}, "
+            f"{m['context_switches']} context switches "
             f"({m['context_switches_per_sec']:.0f}/s), {m['migrations']} migrations, "
             f"Jain {m['jain_fairness']:.4f}")
     cols = [("task", "name", 14), ("prio", "prio", 6), ("cpu ms", "cpu_time_us", 10),

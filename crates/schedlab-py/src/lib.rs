@@ -31,6 +31,13 @@ create_exception!(
     "A workload misbehaved while it ran."
 );
 
+create_exception!(
+    _native,
+    TraceError,
+    PyValueError,
+    "A trace cannot be imported (strict mode names the line)."
+);
+
 fn workload_err(py: Python<'_>, e: &CoreWorkloadError) -> PyErr {
     let err = WorkloadError::new_err(e.to_string());
     let v = err.value(py);
@@ -269,6 +276,30 @@ fn simulate(
     Ok(PyRunResult(sim.finish()))
 }
 
+/// Import a scheduler trace (`text`, named `source` in errors): returns
+/// (result with metrics and trace, repairs, skipped lines, replay workload JSON).
+#[pyfunction]
+fn import_trace(
+    source: &str,
+    text: &str,
+    tolerant: bool,
+) -> PyResult<(PyRunResult, Vec<String>, usize, String)> {
+    let imp = schedlab_core::trace::import::import(text, tolerant)
+        .map_err(|e| TraceError::new_err(format!("{source}: {e}")))?;
+    let result = RunResult {
+        metrics: imp.metrics(),
+        activations: vec![],
+        jobs: vec![],
+        trace: Some(imp.data.clone()),
+    };
+    Ok((
+        PyRunResult(result),
+        imp.repairs.clone(),
+        imp.skipped,
+        imp.replay_workload(),
+    ))
+}
+
 /// The native module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -276,9 +307,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schedulers_json, m)?)?;
     m.add_function(wrap_pyfunction!(metric_descriptions_json, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(import_trace, m)?)?;
     m.add_class::<PyRunResult>()?;
     m.add("WorkloadError", m.py().get_type::<WorkloadError>())?;
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
+    m.add("TraceError", m.py().get_type::<TraceError>())?;
     Ok(())
 }

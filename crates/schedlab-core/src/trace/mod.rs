@@ -5,6 +5,8 @@
 //! `sched_process_exit`.
 
 pub mod ftrace;
+pub mod import;
+pub mod measure;
 pub mod perfetto;
 
 use crate::clock::Ns;

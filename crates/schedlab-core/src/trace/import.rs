@@ -1,0 +1,641 @@
+//! `schedlab trace import`: read a recorded scheduler trace, check it,
+//! measure it with the simulator's metrics, and turn it back into a
+//! workload the simulator can replay (../shared/formats.md §2).
+//!
+//! Accepted text, one tracepoint per line (other lines are skipped):
+//! * tracefs `trace` / `trace_pipe` (with or without the `record-tgid`
+//!   column), and `trace-cmd report` (no flags column):
+//!   `COMM-PID [(TGID)] [CPU] [FLAGS] SECS.USECS: sched_switch: ...`;
+//! * `perf script` of `sched:*` events: `COMM PID [CPU] SECS.USECS: sched:sched_switch: ...`.
+//!
+//! Events used: sched_switch, sched_waking, sched_wakeup(_new),
+//! sched_migrate_task, sched_process_exit, with the key=value fields of the
+//! kernel's tracepoint formats (comm values may contain spaces).
+//!
+//! Strict mode refuses a trace whose transitions do not chain (a switch
+//! whose prev is not what last switched in on that CPU, a task switched in
+//! on two CPUs, time going backwards) and names the line. Tolerant mode
+//! repairs them (out-of-order lines are sorted; a missing switch-out is
+//! assumed at the next switch; a task seen on two CPUs is taken off the
+//! first) and reports every repair.
+
+use super::{PrevState, Record, TaskInfo, TraceData, TraceEvent};
+use crate::clock::Ns;
+use crate::stats::LatencyStats;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// A line that cannot be used, in strict mode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportError {
+    /// 1-based line number.
+    pub line: usize,
+    /// What is wrong.
+    pub reason: String,
+}
+
+impl fmt::Display for ImportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: {}", self.line, self.reason)
+    }
+}
+
+/// A parsed tracepoint.
+#[derive(Debug, Clone)]
+struct Raw {
+    line: usize,
+    ts: Ns,
+    cpu: usize,
+    /// TGID column of the line's current task, if recorded.
+    tgid: Option<(u32, u32)>,
+    ev: RawEv,
+}
+
+#[derive(Debug, Clone)]
+enum RawEv {
+    Switch {
+        prev: (u32, String, i32),
+        prev_state: String,
+        next: (u32, String, i32),
+    },
+    Waking {
+        task: (u32, String, i32),
+        target: usize,
+    },
+    Wakeup {
+        task: (u32, String, i32),
+        new: bool,
+    },
+    Migrate {
+        task: (u32, String, i32),
+        orig: usize,
+        dest: usize,
+    },
+    Exit {
+        task: (u32, String, i32),
+    },
+}
+
+/// Values of `keys` in `args`, in order; a value runs to the next key.
+fn fields<'a>(args: &'a str, keys: &[&str]) -> Option<Vec<&'a str>> {
+    let mut pos = vec![];
+    let mut from = 0;
+    for k in keys {
+        let pat = format!("{k}=");
+        let i = args[from..].find(&pat)? + from;
+        pos.push((i, i + pat.len()));
+        from = i + pat.len();
+    }
+    let mut out = vec![];
+    for (n, &(_, start)) in pos.iter().enumerate() {
+        let end = pos.get(n + 1).map_or(args.len(), |p| p.0);
+        out.push(args[start..end].trim().trim_end_matches("==>").trim());
+    }
+    Some(out)
+}
+
+fn num<T: std::str::FromStr>(s: &str) -> Option<T> {
+    s.trim().parse().ok()
+}
+
+/// Parse one line; Ok(None) for lines that are not scheduler tracepoints.
+fn parse_line(line: &str, no: usize) -> Result<Option<Raw>, String> {
+    if line.trim_start().starts_with('#') || line.trim().is_empty() {
+        return Ok(None);
+    }
+    const EVENTS: [&str; 6] = [
+        "sched_switch",
+        "sched_waking",
+        "sched_wakeup_new",
+        "sched_wakeup",
+        "sched_migrate_task",
+        "sched_process_exit",
+    ];
+    // The event name is the token after the timestamp, as `name:` or `sched:name:`.
+    let Some((name, at)) = EVENTS.iter().find_map(|e| {
+        [format!(" {e}: "), format!(" sched:{e}: ")]
+            .iter()
+            .find_map(|p| line.find(p.as_str()).map(|i| (*e, (i, i + p.len()))))
+    }) else {
+        return Ok(None);
+    };
+    let head = &line[..at.0];
+    let args = &line[at.1..];
+    let lb = head.rfind('[').ok_or("no [CPU] column")?;
+    let rb = head[lb..].find(']').ok_or("no [CPU] column")? + lb;
+    let cpu: usize = num(&head[lb + 1..rb]).ok_or("bad CPU number")?;
+    let ts_tok = head[rb + 1..]
+        .split_whitespace()
+        .last()
+        .ok_or("no timestamp")?
+        .trim_end_matches(':');
+    let ts = parse_ts(ts_tok).ok_or_else(|| format!("bad timestamp \"{ts_tok}\""))?;
+    // Optional `(TGID)` column after `COMM-PID`.
+    let left = &head[..lb];
+    let tgid = match (left.rfind('('), left.rfind(')')) {
+        (Some(a), Some(b)) if b > a => {
+            let pid = left[..a]
+                .trim_end()
+                .rsplit(['-', ' '])
+                .next()
+                .and_then(num::<u32>);
+            num::<u32>(&left[a + 1..b]).and_then(|g| pid.map(|p| (p, g)))
+        }
+        _ => None,
+    };
+    let task = |v: &[&str]| -> Result<(u32, String, i32), String> {
+        Ok((
+            num(v[1]).ok_or("bad pid")?,
+            v[0].to_string(),
+            num(v[2]).ok_or("bad prio")?,
+        ))
+    };
+    let bad = || format!("{name}: fields not understood: \"{}\"", args.trim());
+    let ev = match name {
+        "sched_switch" => {
+            let keys = [
+                "prev_comm",
+                "prev_pid",
+                "prev_prio",
+                "prev_state",
+                "next_comm",
+                "next_pid",
+                "next_prio",
+            ];
+            let v = fields(args, &keys).ok_or_else(bad)?;
+            RawEv::Switch {
+                prev: task(&v[0..3])?,
+                prev_state: v[3].to_string(),
+                next: task(&v[4..7])?,
+            }
+        }
+        "sched_migrate_task" => {
+            let v =
+                fields(args, &["comm", "pid", "prio", "orig_cpu", "dest_cpu"]).ok_or_else(bad)?;
+            RawEv::Migrate {
+                task: task(&v)?,
+                orig: num(v[3]).ok_or_else(bad)?,
+                dest: num(v[4]).ok_or_else(bad)?,
+            }
+        }
+        "sched_process_exit" => {
+            let v = fields(args, &["comm", "pid", "prio"]).ok_or_else(bad)?;
+            let v: Vec<&str> = v
+                .iter()
+                .map(|x| x.split_whitespace().next().unwrap_or(""))
+                .collect();
+            RawEv::Exit { task: task(&v)? }
+        }
+        _ => {
+            let v = fields(args, &["comm", "pid", "prio", "target_cpu"]).ok_or_else(bad)?;
+            let t = task(&v)?;
+            let target = num(v[3]).ok_or_else(bad)?;
+            match name {
+                "sched_waking" => RawEv::Waking { task: t, target },
+                _ => RawEv::Wakeup {
+                    task: t,
+                    new: name == "sched_wakeup_new",
+                },
+            }
+        }
+    };
+    Ok(Some(Raw {
+        line: no,
+        ts,
+        cpu,
+        tgid,
+        ev,
+    }))
+}
+
+/// `SECS.FRACTION` (µs or ns digits) to ns.
+fn parse_ts(s: &str) -> Option<Ns> {
+    let (sec, frac) = s.split_once('.').unwrap_or((s, ""));
+    let sec: Ns = sec.parse().ok()?;
+    if frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let ns: Ns = if frac.is_empty() {
+        0
+    } else {
+        frac.parse::<Ns>().ok()? * 10u64.pow(9 - frac.len() as u32)
+    };
+    Some(sec * 1_000_000_000 + ns)
+}
+
+/// Per-task measurements along the timeline.
+#[derive(Debug, Clone, Default)]
+pub struct TaskTimeline {
+    /// pid, tgid, last comm, prio.
+    pub pid: u32,
+    /// Thread group (pid if not recorded).
+    pub tgid: u32,
+    /// Last comm seen.
+    pub comm: String,
+    /// Last prio seen.
+    pub prio: i32,
+    /// First and last time seen.
+    pub first: Ns,
+    /// Exit time, if seen.
+    pub exited: Option<Ns>,
+    /// Time on a CPU.
+    pub cpu_time: Ns,
+    /// Runnable but not running.
+    pub wait_time: Ns,
+    /// Waking to running.
+    pub latency: LatencyStats,
+    /// Voluntary / involuntary switches.
+    pub nvcsw: u64,
+    /// Involuntary switches.
+    pub nivcsw: u64,
+    /// `sched_migrate_task` events.
+    pub migrations: u64,
+    /// Run bursts and the sleeps after them, for replay: (run ns, sleep ns).
+    pub bursts: Vec<(Ns, Ns)>,
+    running_since: Option<Ns>,
+    runnable_since: Option<Ns>,
+    waking_since: Option<Ns>,
+    sleeping_since: Option<Ns>,
+    burst: Ns,
+}
+
+/// An imported trace.
+#[derive(Debug, Clone)]
+pub struct Imported {
+    /// Events as the exporters take them.
+    pub data: TraceData,
+    /// Tasks, by id in `data.tasks`.
+    pub tasks: Vec<TaskTimeline>,
+    /// Per CPU: (busy ns, switches).
+    pub cpus: Vec<(Ns, u64)>,
+    /// First and last timestamp.
+    pub span: (Ns, Ns),
+    /// What tolerant mode repaired (empty in strict mode).
+    pub repairs: Vec<String>,
+    /// Lines that were not scheduler tracepoints.
+    pub skipped: usize,
+}
+
+/// Parse and check `text`.
+pub fn import(text: &str, tolerant: bool) -> Result<Imported, ImportError> {
+    let mut raws = vec![];
+    let mut skipped = 0;
+    let mut repairs = vec![];
+    let mut nr_cpus_hdr = 0;
+    for (i, line) in text.lines().enumerate() {
+        if let Some(p) = line.find("#P:") {
+            nr_cpus_hdr = num(line[p + 3..].split_whitespace().next().unwrap_or("")).unwrap_or(0);
+        }
+        match parse_line(line, i + 1) {
+            Ok(Some(r)) => raws.push(r),
+            Ok(None) => skipped += 1,
+            Err(reason) if tolerant => {
+                repairs.push(format!("line {}: skipped: {reason}", i + 1));
+            }
+            Err(reason) => {
+                return Err(ImportError {
+                    line: i + 1,
+                    reason,
+                })
+            }
+        }
+    }
+    if raws.is_empty() {
+        return Err(ImportError {
+            line: 0,
+            reason: "no sched_switch/sched_waking/... tracepoints found (expected tracefs, trace-cmd report or perf script text)".into(),
+        });
+    }
+    if let Some(line) = raws
+        .windows(2)
+        .find(|w| w[1].ts < w[0].ts)
+        .map(|w| w[1].line)
+    {
+        if !tolerant {
+            return Err(ImportError {
+                line,
+                reason: "time goes backwards".into(),
+            });
+        }
+        raws.sort_by_key(|r| r.ts);
+        repairs.push(format!(
+            "lines sorted by time (first out of order: line {line})"
+        ));
+    }
+    let nr_cpus = raws
+        .iter()
+        .map(|r| r.cpu + 1)
+        .max()
+        .unwrap_or(1)
+        .max(nr_cpus_hdr);
+    Timeline::new(nr_cpus, tolerant, repairs, skipped).run(&raws)
+}
+
+struct Timeline {
+    ids: BTreeMap<u32, usize>,
+    tasks: Vec<TaskTimeline>,
+    curr: Vec<Option<u32>>,
+    cpus: Vec<(Ns, u64)>,
+    busy_since: Vec<Option<Ns>>,
+    records: Vec<Record>,
+    tolerant: bool,
+    repairs: Vec<String>,
+    skipped: usize,
+}
+
+impl Timeline {
+    fn new(n: usize, tolerant: bool, repairs: Vec<String>, skipped: usize) -> Self {
+        Timeline {
+            ids: BTreeMap::new(),
+            tasks: vec![],
+            curr: vec![None; n],
+            cpus: vec![(0, 0); n],
+            busy_since: vec![None; n],
+            records: vec![],
+            tolerant,
+            repairs,
+            skipped,
+        }
+    }
+
+    /// Task id of `pid` (0 = idle: None).
+    fn id(&mut self, t: &(u32, String, i32), ts: Ns, tgid: Option<u32>) -> Option<usize> {
+        if t.0 == 0 {
+            return None;
+        }
+        let n = self.tasks.len();
+        let id = *self.ids.entry(t.0).or_insert(n);
+        if id == n {
+            self.tasks.push(TaskTimeline {
+                pid: t.0,
+                tgid: t.0,
+                first: ts,
+                ..TaskTimeline::default()
+            });
+        }
+        let tl = &mut self.tasks[id];
+        tl.comm = t.1.clone();
+        tl.prio = t.2;
+        if let Some(g) = tgid {
+            tl.tgid = g;
+        }
+        Some(id)
+    }
+
+    fn problem(&mut self, line: usize, what: String) -> Result<(), ImportError> {
+        if self.tolerant {
+            self.repairs.push(format!("line {line}: {what}"));
+            Ok(())
+        } else {
+            Err(ImportError { line, reason: what })
+        }
+    }
+
+    fn switch_out(&mut self, id: usize, cpu: usize, ts: Ns, state: PrevState) {
+        let t = &mut self.tasks[id];
+        if let Some(s) = t.running_since.take() {
+            t.cpu_time += ts - s;
+            t.burst += ts - s;
+        }
+        match state {
+            PrevState::Runnable => {
+                t.nivcsw += 1;
+                t.runnable_since = Some(ts);
+            }
+            PrevState::Sleeping => {
+                t.nvcsw += 1;
+                t.sleeping_since = Some(ts);
+            }
+            PrevState::Dead => {}
+        }
+        if let Some(b) = self.busy_since[cpu].take() {
+            self.cpus[cpu].0 += ts - b;
+        }
+    }
+
+    fn run(mut self, raws: &[Raw]) -> Result<Imported, ImportError> {
+        for r in raws {
+            let tgid_of = |pid: u32| r.tgid.filter(|(p, _)| *p == pid).map(|(_, g)| g);
+            match &r.ev {
+                RawEv::Switch {
+                    prev,
+                    prev_state,
+                    next,
+                } => {
+                    let p = self.id(prev, r.ts, tgid_of(prev.0));
+                    let n = self.id(next, r.ts, None);
+                    let state = match prev_state.trim_end_matches('+') {
+                        "R" => PrevState::Runnable,
+                        "X" | "Z" | "x" => PrevState::Dead,
+                        _ => PrevState::Sleeping,
+                    };
+                    let known = self.curr[r.cpu];
+                    if known.is_some() && known != Some(prev.0) {
+                        let what = format!(
+                            "cpu {}: switch from pid {} but pid {} was running there",
+                            r.cpu,
+                            prev.0,
+                            known.unwrap_or(0)
+                        );
+                        self.problem(r.line, what)?;
+                        if let Some(k) = known
+                            .filter(|k| *k != 0)
+                            .and_then(|k| self.ids.get(&k).copied())
+                        {
+                            self.switch_out(k, r.cpu, r.ts, PrevState::Runnable);
+                        }
+                    }
+                    if let Some(p) = p {
+                        self.switch_out(p, r.cpu, r.ts, state);
+                    }
+                    if let Some(n) = n {
+                        let pid = next.0;
+                        if let Some(other) =
+                            (0..self.curr.len()).find(|c| *c != r.cpu && self.curr[*c] == Some(pid))
+                        {
+                            let what = format!(
+                                "pid {pid} switched in on cpu {} while running on cpu {other}",
+                                r.cpu
+                            );
+                            self.problem(r.line, what)?;
+                            self.switch_out(n, other, r.ts, PrevState::Runnable);
+                            self.curr[other] = Some(0);
+                        }
+                        let t = &mut self.tasks[n];
+                        if let Some(w) = t.waking_since.take() {
+                            t.latency.record(r.ts - w);
+                        }
+                        if let Some(s) = t.runnable_since.take() {
+                            t.wait_time += r.ts - s;
+                        }
+                        t.running_since = Some(r.ts);
+                        self.busy_since[r.cpu] = Some(r.ts);
+                    }
+                    self.cpus[r.cpu].1 += 1;
+                    self.curr[r.cpu] = Some(next.0);
+                    self.records.push(Record {
+                        ts: r.ts,
+                        cpu: r.cpu,
+                        ev: TraceEvent::Switch {
+                            prev: p,
+                            prev_state: state,
+                            next: n,
+                        },
+                    });
+                }
+                RawEv::Waking { task, target } => {
+                    let Some(id) = self.id(task, r.ts, None) else {
+                        continue;
+                    };
+                    let t = &mut self.tasks[id];
+                    if let Some(s) = t.sleeping_since.take() {
+                        t.bursts.push((t.burst, r.ts - s));
+                        t.burst = 0;
+                    }
+                    t.waking_since.get_or_insert(r.ts);
+                    t.runnable_since.get_or_insert(r.ts);
+                    self.records.push(Record {
+                        ts: r.ts,
+                        cpu: r.cpu,
+                        ev: TraceEvent::Waking {
+                            task: id,
+                            target_cpu: *target,
+                        },
+                    });
+                }
+                RawEv::Wakeup { task, new } => {
+                    let Some(id) = self.id(task, r.ts, None) else {
+                        continue;
+                    };
+                    // A new task's first run is waiting, not wakeup latency
+                    // (as the simulator counts it).
+                    self.tasks[id].runnable_since.get_or_insert(r.ts);
+                    let ev = if *new {
+                        TraceEvent::WakeupNew { task: id }
+                    } else {
+                        TraceEvent::Wakeup { task: id }
+                    };
+                    self.records.push(Record {
+                        ts: r.ts,
+                        cpu: r.cpu,
+                        ev,
+                    });
+                }
+                RawEv::Migrate { task, orig, dest } => {
+                    let Some(id) = self.id(task, r.ts, None) else {
+                        continue;
+                    };
+                    self.tasks[id].migrations += 1;
+                    self.records.push(Record {
+                        ts: r.ts,
+                        cpu: r.cpu,
+                        ev: TraceEvent::Migrate {
+                            task: id,
+                            orig_cpu: *orig,
+                            dest_cpu: *dest,
+                        },
+                    });
+                }
+                RawEv::Exit { task } => {
+                    let Some(id) = self.id(task, r.ts, tgid_of(task.0)) else {
+                        continue;
+                    };
+                    self.tasks[id].exited = Some(r.ts);
+                    self.records.push(Record {
+                        ts: r.ts,
+                        cpu: r.cpu,
+                        ev: TraceEvent::Exit { task: id },
+                    });
+                }
+            }
+        }
+        let end = raws.last().map_or(0, |r| r.ts);
+        let start = raws.first().map_or(0, |r| r.ts);
+        // Close what is still running at the end.
+        for cpu in 0..self.curr.len() {
+            if let Some(id) = self.curr[cpu]
+                .filter(|p| *p != 0)
+                .and_then(|p| self.ids.get(&p).copied())
+            {
+                self.switch_out(id, cpu, end, PrevState::Runnable);
+                self.tasks[id].nivcsw -= 1;
+            }
+        }
+        for t in &mut self.tasks {
+            if t.burst > 0 || t.bursts.is_empty() {
+                t.bursts.push((t.burst, 0));
+            }
+        }
+        let tasks: Vec<TaskInfo> = self
+            .tasks
+            .iter()
+            .map(|t| TaskInfo {
+                comm: t.comm.clone(),
+                pid: t.pid,
+                tgid: t.tgid,
+                prio: t.prio,
+            })
+            .collect();
+        let mut processes: Vec<(u32, String)> = vec![];
+        for t in &self.tasks {
+            if !processes.iter().any(|(g, _)| *g == t.tgid) {
+                let name = self
+                    .tasks
+                    .iter()
+                    .find(|x| x.pid == t.tgid)
+                    .map_or(t.comm.clone(), |x| x.comm.clone());
+                processes.push((t.tgid, name));
+            }
+        }
+        // Rebase times to the first event, as the simulator's traces start at 0.
+        let records = self
+            .records
+            .iter()
+            .map(|r| Record {
+                ts: r.ts - start,
+                ..*r
+            })
+            .collect();
+        Ok(Imported {
+            data: TraceData {
+                records,
+                tasks,
+                processes,
+                nr_cpus: self.curr.len(),
+            },
+            tasks: self.tasks,
+            cpus: self.cpus,
+            span: (start, end),
+            repairs: self.repairs,
+            skipped: self.skipped,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_tracefs_and_perf_lines() {
+        let l = "            bash-31664   (  31664) [000] d..2.  5973.893994: sched_switch: prev_comm=bash prev_pid=31664 prev_prio=120 prev_state=S ==> next_comm=my task next_pid=31708 next_prio=120";
+        let r = parse_line(l, 1).expect("ok").expect("event");
+        assert_eq!(r.cpu, 0);
+        assert_eq!(r.ts, 5_973_893_994_000);
+        assert_eq!(r.tgid, Some((31664, 31664)));
+        match r.ev {
+            RawEv::Switch {
+                next, prev_state, ..
+            } => {
+                assert_eq!(next, (31708, "my task".to_string(), 120));
+                assert_eq!(prev_state, "S");
+            }
+            _ => panic!("switch expected"),
+        }
+        let p = "     hog  1234 [001]  1234.567890123: sched:sched_waking: comm=hog pid=1234 prio=120 target_cpu=001";
+        let r = parse_line(p, 2).expect("ok").expect("event");
+        assert_eq!((r.cpu, r.ts), (1, 1_234_567_890_123));
+        assert!(parse_line("# tracer: nop", 3).expect("ok").is_none());
+        assert!(parse_line("  x-1 [000] 1.0: sched_switch: garbage", 4).is_err());
+    }
+}

@@ -1,0 +1,192 @@
+//! What an imported trace yields besides its events: the simulator's
+//! metrics struct and a replay workload (`schedlab trace import`).
+
+use super::import::{Imported, TaskTimeline};
+use super::TraceEvent;
+use crate::clock::Ns;
+
+impl Imported {
+    /// An rt-app workload replaying each task's recorded CPU bursts and
+    /// sleeps (work in ns at full speed, `calibration` fixed), starting each
+    /// task when it was first seen. Preemption and waiting are not part of
+    /// it: the simulator's scheduler decides those.
+    pub fn replay_workload(&self) -> String {
+        let (start, end) = self.span;
+        let us = |ns: Ns| ns.div_ceil(1000).max(1);
+        let mut tasks = vec![];
+        for t in &self.tasks {
+            let mut events = vec![];
+            for (k, (run, sleep)) in t.bursts.iter().enumerate() {
+                if *run > 0 {
+                    events.push(format!("\"run{k}\": {}", us(*run)));
+                }
+                if *sleep > 0 {
+                    events.push(format!("\"sleep{k}\": {}", us(*sleep)));
+                }
+            }
+            if events.is_empty() {
+                continue;
+            }
+            let policy = if t.prio < 0 {
+                // DEADLINE parameters are not in the trace.
+                "\"policy\": \"SCHED_FIFO\", \"priority\": 99".to_string()
+            } else if t.prio < 100 {
+                format!("\"policy\": \"SCHED_FIFO\", \"priority\": {}", 99 - t.prio)
+            } else {
+                format!("\"priority\": {}", (t.prio - 120).clamp(-20, 19))
+            };
+            // Task names are [A-Za-z0-9_]: comm with other characters as _.
+            let comm: String = t
+                .comm
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                .collect();
+            tasks.push(format!(
+                "    \"{comm}_{}\": {{\"process\": \"p{}\", \"loop\": 1, \"delay\": {}, {policy},\n      {}}}",
+                t.pid,
+                t.tgid,
+                (t.first - start) / 1000,
+                events.join(", ")
+            ));
+        }
+        format!(
+            "{{\n  \"global\": {{\"duration\": {}, \"calibration\": 100}},\n  \"tasks\": {{\n{}\n  }}\n}}\n",
+            // rt-app takes whole seconds; every task ends by itself anyway.
+            (end - start).div_ceil(1_000_000_000).max(1),
+            tasks.join(",\n")
+        )
+    }
+}
+
+impl Imported {
+    /// The simulator's metrics struct, filled with what a trace shows
+    /// (fields the trace cannot tell, such as jobs, work or timer slack,
+    /// stay zero or empty; `scheduler` is "trace").
+    pub fn metrics(&self) -> crate::metrics::RunMetrics {
+        use crate::metrics::{jain, CpuMetrics, RunMetrics, TaskMetrics};
+        let (start, end) = self.span;
+        let dur = (end - start).max(1);
+        let to_us = |ns: Ns| ns as f64 / 1000.0;
+        let unique = |t: &TaskTimeline| self.tasks.iter().filter(|x| x.comm == t.comm).count() == 1;
+        let tasks: Vec<TaskMetrics> = self
+            .tasks
+            .iter()
+            .map(|t| {
+                let l = &t.latency;
+                let q = |x: f64| to_us(l.quantile(x));
+                let (policy, nice, rt) = match t.prio {
+                    p if p < 0 => ("SCHED_DEADLINE", 0, 0),
+                    p if p < 100 => ("SCHED_FIFO/RR", 0, (99 - p) as u32),
+                    p => ("SCHED_OTHER", p - 120, 0),
+                };
+                TaskMetrics {
+                    name: if unique(t) {
+                        t.comm.clone()
+                    } else {
+                        format!("{}-{}", t.comm, t.pid)
+                    },
+                    task: t.comm.clone(),
+                    process: self
+                        .data
+                        .processes
+                        .iter()
+                        .find(|p| p.0 == t.tgid)
+                        .map_or(String::new(), |p| p.1.clone()),
+                    pid: t.pid,
+                    tgid: t.tgid,
+                    policy: policy.into(),
+                    nice,
+                    rt_priority: rt,
+                    group: String::new(),
+                    cpu_time_us: to_us(t.cpu_time),
+                    cpu_share: t.cpu_time as f64 / dur as f64,
+                    wait_time_us: to_us(t.wait_time),
+                    wakeups: l.count,
+                    wakeup_latency_min_us: to_us(l.min),
+                    wakeup_latency_avg_us: l.mean() / 1000.0,
+                    wakeup_latency_max_us: to_us(l.max),
+                    wakeup_latency_p50_us: q(0.5),
+                    wakeup_latency_p90_us: q(0.9),
+                    wakeup_latency_p99_us: q(0.99),
+                    wakeup_latency_p99_9_us: q(0.999),
+                    nvcsw: t.nvcsw,
+                    nivcsw: t.nivcsw,
+                    migrations: t.migrations,
+                    work_done_us: 0.0,
+                    loops_done: 0,
+                    created_us: to_us(t.first - start),
+                    turnaround_us: t.exited.map(|e| to_us(e - t.first)),
+                    activations: 0,
+                    missed_activations: 0,
+                    slack_min_us: None,
+                    slack_avg_us: None,
+                    slack_max_us: None,
+                    jobs_released: 0,
+                    jobs_completed: 0,
+                    deadline_misses: 0,
+                    max_tardiness_us: 0.0,
+                    response_avg_us: None,
+                    response_max_us: None,
+                    cpu: 0,
+                }
+            })
+            .collect();
+        let cpus = self.cpus.len();
+        let cs: u64 = self.cpus.iter().map(|c| c.1).sum();
+        let secs = dur as f64 / 1e9;
+        let xs: Vec<f64> = tasks.iter().map(|t| t.cpu_time_us).collect();
+        let task_switches = self
+            .data
+            .records
+            .iter()
+            .filter(|r| {
+                matches!(
+                    r.ev,
+                    TraceEvent::Switch {
+                        prev: Some(_),
+                        next: Some(_),
+                        ..
+                    }
+                )
+            })
+            .count();
+        RunMetrics {
+            scheduler: "trace".into(),
+            dl_policy: String::new(),
+            governor: String::new(),
+            cpus,
+            hz: 0,
+            seed: 0,
+            duration_us: to_us(dur),
+            events: self.data.records.len() as u64,
+            context_switches: cs,
+            context_switches_per_sec: cs as f64 / secs,
+            context_switches_per_sec_per_cpu: cs as f64 / secs / cpus as f64,
+            task_switches_per_sec_per_cpu: task_switches as f64 / secs / cpus as f64,
+            migrations: tasks.iter().map(|t| t.migrations).sum(),
+            balance_migrations: 0,
+            policy_updates: 0,
+            policy_overhead_us: 0.0,
+            work_done_us: 0.0,
+            wakeups: tasks.iter().map(|t| t.wakeups).sum(),
+            jain_fairness: jain(&xs),
+            fairness_tasks: tasks.iter().map(|t| t.name.clone()).collect(),
+            tunables: crate::config::TunableSet::default(),
+            warnings: self.repairs.clone(),
+            cpu: self
+                .cpus
+                .iter()
+                .enumerate()
+                .map(|(i, (busy, n))| CpuMetrics {
+                    cpu: i,
+                    busy_us: to_us(*busy),
+                    idle_us: to_us(dur - (*busy).min(dur)),
+                    utilisation: *busy as f64 / dur as f64,
+                    avg_freq_mhz: 0.0,
+                    context_switches: *n,
+                })
+                .collect(),
+            tasks,
+        }
+    }
+}

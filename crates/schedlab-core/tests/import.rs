@@ -1,0 +1,135 @@
+//! `trace import` (trace/import.rs): round trip through our own ftrace
+//! text, strict and tolerant handling of broken traces, a real tracefs
+//! capture, and replay in the simulator.
+
+mod common;
+use common::{cfg, run};
+use schedlab_core::config::SchedulerKind;
+use schedlab_core::trace::{ftrace, import};
+
+const WL: &str = r#"{"tasks": {
+    "hog": {"instance": 2, "loop": 1, "run": 300000},
+    "io": {"loop": 50, "run": 1000, "sleep": 5000},
+    "rt": {"loop": 20, "policy": "SCHED_FIFO", "priority": 10, "run": 500, "sleep": 9000}}}"#;
+
+fn sim_text(kind: SchedulerKind, cpus: usize) -> (schedlab_core::metrics::RunResult, String) {
+    let mut c = cfg(kind, cpus);
+    c.trace = true;
+    let r = run(WL, c);
+    let text = ftrace::render(r.trace.as_ref().expect("trace"));
+    (r, text)
+}
+
+/// Importing the simulator's own ftrace text gives back its metrics.
+#[test]
+fn round_trip_reproduces_the_metrics() {
+    for (kind, cpus) in [(SchedulerKind::Eevdf, 1), (SchedulerKind::Cfs, 2)] {
+        let (r, text) = sim_text(kind, cpus);
+        let imp = import::import(&text, false).expect("strict import");
+        assert!(imp.repairs.is_empty());
+        let m = imp.metrics();
+        for t in &r.metrics.tasks {
+            let i = m
+                .tasks
+                .iter()
+                .find(|x| x.pid == t.pid)
+                .expect("task imported");
+            assert!(
+                (i.cpu_time_us - t.cpu_time_us).abs() < 1.0,
+                "{kind:?} {}: {} vs {}",
+                t.name,
+                i.cpu_time_us,
+                t.cpu_time_us
+            );
+            assert_eq!(
+                (i.nvcsw, i.nivcsw, i.migrations),
+                (t.nvcsw, t.nivcsw, t.migrations),
+                "{kind:?} {}",
+                t.name
+            );
+            assert!(
+                (i.wakeup_latency_max_us - t.wakeup_latency_max_us).abs() < 1.0,
+                "{kind:?} {}: {} vs {} ({} vs {} wakeups)",
+                t.name,
+                i.wakeup_latency_max_us,
+                t.wakeup_latency_max_us,
+                i.wakeups,
+                t.wakeups
+            );
+        }
+        assert_eq!(m.context_switches, r.metrics.context_switches);
+    }
+}
+
+/// A missing switch is an error in strict mode, naming the line, and a
+/// reported repair in tolerant mode.
+#[test]
+fn broken_traces_strict_and_tolerant() {
+    let (_, text) = sim_text(SchedulerKind::Eevdf, 1);
+    let lines: Vec<&str> = text.lines().collect();
+    let k = lines
+        .iter()
+        .position(|l| l.contains("sched_switch") && !l.contains("prev_pid=0 "))
+        .expect("a switch");
+    let k2 = k
+        + 1
+        + lines[k + 1..]
+            .iter()
+            .position(|l| l.contains("sched_switch"))
+            .expect("another");
+    let broken: String = lines
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != k)
+        .map(|(_, l)| format!("{l}\n"))
+        .collect();
+    let e = import::import(&broken, false).expect_err("strict refuses");
+    assert_eq!(e.line, k2, "{e}");
+    assert!(e.reason.contains("was running there"), "{e}");
+    let imp = import::import(&broken, true).expect("tolerant repairs");
+    assert!(!imp.repairs.is_empty());
+    // Garbage is no trace at all.
+    assert!(import::import("hello\nworld\n", true).is_err());
+}
+
+/// A real capture (Linux 6.18 tracefs instance, record-tgid, two busy
+/// loops and sleeps on 2 CPUs, 0 dropped events). It lacks one switch on
+/// CPU 0 (tokio-rt-worker back to sh between 5973.901487 and .908092):
+/// strict mode names line 41, tolerant mode repairs it; the replay runs.
+#[test]
+fn real_tracefs_capture_imports_and_replays() {
+    let text = include_str!("../../../tests/fixtures/traces/host-6.18-two-hogs.txt");
+    let e = import::import(text, false).expect_err("the gap is found");
+    assert_eq!(e.line, 41, "{e}");
+    let imp = import::import(text, true).expect("tolerant import of a real trace");
+    assert!(
+        imp.repairs.iter().any(|r| r.starts_with("line 41:")),
+        "{:?}",
+        imp.repairs
+    );
+    let m = imp.metrics();
+    assert_eq!(m.cpus, 2);
+    let hogs: Vec<_> = m
+        .tasks
+        .iter()
+        .filter(|t| t.cpu_time_us > 300_000.0)
+        .collect();
+    assert!(
+        hogs.len() >= 2,
+        "two busy loops: {:?}",
+        m.tasks
+            .iter()
+            .map(|t| (&t.name, t.cpu_time_us))
+            .collect::<Vec<_>>()
+    );
+    assert!(m.tasks.iter().all(|t| t.tgid != 0));
+    let wl = imp.replay_workload();
+    let r = schedlab_core::simulate("replay.json", &wl, cfg(SchedulerKind::Eevdf, 2))
+        .expect("replay runs");
+    let busy: f64 = r.metrics.tasks.iter().map(|t| t.cpu_time_us).sum();
+    let traced: f64 = m.tasks.iter().map(|t| t.cpu_time_us).sum();
+    assert!(
+        (busy / traced - 1.0).abs() < 0.05,
+        "replayed {busy} vs traced {traced}"
+    );
+}
