@@ -64,3 +64,27 @@ def test_capacity_and_frequency_options(tmp_path):
     assert bad.returncode == 2 and "capacity list has 3 entries for 2 CPUs" in bad.stderr
     bad = run("run", str(wl), "--freq", "3000/2000")
     assert bad.returncode == 2 and "must be 1..=max" in bad.stderr
+
+
+def test_compare_two_runs_and_a_trace_with_its_replay(root, tmp_path):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    ex = str(root / "examples" / "mixed.json")
+    assert run("run", ex, "--cpus", "2", "--json", str(a), "--quiet").returncode == 0
+    assert run("run", ex, "--cpus", "2", "--scheduler", "cfs", "--json", str(b), "--quiet").returncode == 0
+    out = tmp_path / "c.json"
+    r = run("compare", str(a), str(b), "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "(eevdf)" in r.stdout and "(cfs)" in r.stdout
+    c = json.loads(out.read_text())
+    assert {t["task"] for t in c["tasks"]} == {"hog-0", "hog-1", "niced_hog", "periodic", "interactive"}
+    share = {t["task"]: t["cpu_share"] for t in c["tasks"]}
+    assert abs(share["periodic"][0] - share["periodic"][1]) < 0.01
+    # A recorded trace against its replay, tasks matched by pid.
+    trace = root / "tests" / "fixtures" / "traces" / "host-6.18-two-hogs.txt"
+    t, w, rj = tmp_path / "t.json", tmp_path / "w.json", tmp_path / "r.json"
+    r = run("trace", "import", str(trace), "--tolerant", "--json", str(t), "--workload", str(w))
+    assert r.returncode == 0, r.stderr
+    assert run("run", str(w), "--cpus", "2", "--json", str(rj), "--quiet").returncode == 0
+    r = run("compare", str(t), str(rj), "--match", "pid")
+    assert r.returncode == 0 and "unmatched" not in r.stdout, r.stdout
+    assert run("compare", str(t), str(w)).returncode == 2

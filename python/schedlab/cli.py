@@ -126,6 +126,13 @@ def _parser() -> argparse.ArgumentParser:
     ti.add_argument("--ftrace", metavar="FILE", help="write normalised ftrace text")
     ti.add_argument("--workload", metavar="FILE", help="write an rt-app workload replaying the tasks")
 
+    cp = sub.add_parser("compare", help="two runs' metrics side by side (simulator and/or trace)")
+    cp.add_argument("a", help="metrics JSON A (schedlab run --json or trace import --json)")
+    cp.add_argument("b", help="metrics JSON B")
+    cp.add_argument("--match", choices=["name", "pid"], default="name",
+                    help="match tasks by name, or by recorded pid (a trace against its replay)")
+    cp.add_argument("--json", metavar="FILE", help="write the comparison as JSON")
+
     rp = sub.add_parser("repro", help="reproduce a seed experiment and write its report")
     rp.add_argument("experiment", help="experiment name (experiments/NAME.json), e.g. illf, or all")
     rp.add_argument("--out", metavar="DIR",
@@ -253,6 +260,21 @@ def _cmd_trace(a: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_compare(a: argparse.Namespace) -> int:
+    from . import compare as cmp
+
+    try:
+        ma, mb = cmp.load(a.a), cmp.load(a.b)
+    except (ValueError, json.JSONDecodeError) as e:
+        print(f"schedlab: error: {e}", file=sys.stderr)
+        return 2
+    c = cmp.compare(ma, mb, a.match)
+    print(cmp.table(c, f"{a.a} ({ma['scheduler']})", f"{a.b} ({mb['scheduler']})"))
+    if a.json:
+        _write_json(a.json, c)
+    return 0
+
+
 def _cmd_repro(a: argparse.Namespace) -> int:
     from .repro import EXPERIMENTS, repro
 
@@ -277,7 +299,8 @@ def _cmd_repro(a: argparse.Namespace) -> int:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
     handlers = {"run": _cmd_run, "check": _cmd_check, "schedulers": _cmd_schedulers,
-                "metrics": _cmd_metrics, "repro": _cmd_repro, "trace": _cmd_trace}
+                "metrics": _cmd_metrics, "repro": _cmd_repro, "trace": _cmd_trace,
+                "compare": _cmd_compare}
     try:
         return handlers[args.cmd](args)
     except (_native.WorkloadError, _native.ConfigError, _native.SimulationError, _native.TraceError,
