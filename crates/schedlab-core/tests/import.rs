@@ -133,3 +133,46 @@ fn real_tracefs_capture_imports_and_replays() {
         "replayed {busy} vs traced {traced}"
     );
 }
+
+mod mangled {
+    use proptest::prelude::*;
+    use schedlab_core::trace::import;
+
+    const REAL: &str = include_str!("../../../tests/fixtures/traces/host-6.18-two-hogs.txt");
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Dropped, repeated, swapped and truncated lines never crash the
+        /// importer: strict mode answers Ok or a line error, tolerant mode
+        /// repairs or says there is nothing to import.
+        #[test]
+        fn mangled_traces_never_panic(ops in proptest::collection::vec((0u8..4, 0usize..400, 0usize..120), 0..12)) {
+            let mut lines: Vec<String> = REAL.lines().map(String::from).collect();
+            for (op, i, cut) in ops {
+                if lines.is_empty() { break; }
+                let i = i % lines.len();
+                match op {
+                    0 => { lines.remove(i); }
+                    1 => { let l = lines[i].clone(); lines.insert(i, l); }
+                    2 => { let j = (i + 1) % lines.len(); lines.swap(i, j); }
+                    _ => {
+                        let l = &lines[i];
+                        let mut c = cut.min(l.len());
+                        while !l.is_char_boundary(c) { c -= 1; }
+                        lines[i] = l[..c].to_string();
+                    }
+                }
+            }
+            let text = lines.join("\n");
+            let _ = import::import(&text, false);
+            if let Ok(imp) = import::import(&text, true) {
+                let m = imp.metrics();
+                for t in &m.tasks {
+                    prop_assert!(t.cpu_time_us >= 0.0 && t.cpu_share <= 1.0 + 1e-9, "{} {}", t.name, t.cpu_share);
+                }
+                let _ = imp.replay_workload();
+            }
+        }
+    }
+}

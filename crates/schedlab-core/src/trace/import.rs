@@ -492,8 +492,12 @@ impl Timeline {
                         t.bursts.push((t.burst, r.ts - s));
                         t.burst = 0;
                     }
-                    t.waking_since.get_or_insert(r.ts);
-                    t.runnable_since.get_or_insert(r.ts);
+                    // Waking a task that is still on a CPU (it had not
+                    // switched out yet) is no wait at all.
+                    if t.running_since.is_none() {
+                        t.waking_since.get_or_insert(r.ts);
+                        t.runnable_since.get_or_insert(r.ts);
+                    }
                     self.records.push(Record {
                         ts: r.ts,
                         cpu: r.cpu,
