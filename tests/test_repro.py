@@ -70,3 +70,23 @@ def test_repro_dwcfs(tmp_path):
     # DW-CFS penalises many-threaded B: A finishes sooner than under CFS for m >= 16.
     assert rows[32]["cfs+dwcfs"]["A_s"] < rows[32]["cfs"]["A_s"]
     assert (out / "finish_4cpu.png").stat().st_size > 0
+
+
+def test_repro_cfs_lab_simulator_half(tmp_path):
+    out = tmp_path / "cfs-lab"
+    r = run("repro", "cfs-lab", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    rep = json.loads((out / "report.json").read_text())
+    for row in rep["nice"]:
+        assert row["cpu_s"] == [5.0, 5.0]
+        a, b = row["nice"]
+        if a == b:
+            assert abs(row["wall_s"][0] - row["wall_s"][1]) < 0.01
+        else:
+            fast = 0 if a < b else 1
+            assert row["wall_s"][fast] < 5.1 and row["wall_s"][1 - fast] == 10.0
+    cs = {(r["scheduler"], r["factor"]): r["context_switches"] for r in rep["slices"]}
+    assert cs[("cfs", 5)] < cs[("cfs", 1)] <= cs[("cfs", 0.2)]
+    for row in rep["io"]:
+        assert row["hog_switches"] >= 5000 > row["hog_switches_alone"]
+        assert row["io_cpu_ms"] < 20 and abs(row["io_wall_s"] - row["io_ideal_s"]) < 0.1

@@ -13,9 +13,14 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Dict
 
-from . import dwcfs, illf, tsf
+from . import cfslab, dwcfs, illf, tsf
 
-EXPERIMENTS: Dict[str, Callable[..., dict]] = {"illf": illf.run, "tsf": tsf.run, "dwcfs": dwcfs.run}
+EXPERIMENTS: Dict[str, Callable[..., dict]] = {
+    "illf": illf.run,
+    "tsf": tsf.run,
+    "dwcfs": dwcfs.run,
+    "cfs-lab": cfslab.run,
+}
 
 ROOT = Path(__file__).resolve().parents[3]
 
