@@ -12,4 +12,6 @@ fi
   "perfetto>=0.59" "protobuf>=4" "ruff>=0.6" "matplotlib>=3.7"
 # maturin develop installs the package (editable Python sources + native module).
 VIRTUAL_ENV="$PWD/.venv" .venv/bin/maturin develop --release -q
+# The native worker of the real-kernel runner (schedlab host run).
+cargo build --release -q -p schedlab-worker
 echo "setup: ok ($(.venv/bin/python -c 'import schedlab, sys; print(schedlab.__file__)'))"

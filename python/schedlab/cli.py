@@ -126,6 +126,14 @@ def _parser() -> argparse.ArgumentParser:
     ti.add_argument("--ftrace", metavar="FILE", help="write normalised ftrace text")
     ti.add_argument("--workload", metavar="FILE", help="write an rt-app workload replaying the tasks")
 
+    hp = sub.add_parser("host", help="run a workload on this machine's kernel")
+    hps = hp.add_subparsers(dest="host_cmd", required=True)
+    hr = hps.add_parser("run", help="run WORKLOAD on the live kernel (root), traced and measured")
+    hr.add_argument("workload")
+    hr.add_argument("--duration", help="override global.duration (seconds or 500ms, 2s, ...)")
+    hr.add_argument("--json", metavar="FILE", help="write the metrics as JSON")
+    hr.add_argument("--facts", metavar="FILE", help="write machine facts (kernel, calibration...) as JSON")
+
     cp = sub.add_parser("compare", help="two runs' metrics side by side (simulator and/or trace)")
     cp.add_argument("a", help="metrics JSON A (schedlab run --json or trace import --json)")
     cp.add_argument("b", help="metrics JSON B")
@@ -260,6 +268,25 @@ def _cmd_trace(a: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_host(a: argparse.Namespace) -> int:
+    from . import host
+
+    try:
+        res, info = host.run(a.workload, parse_duration(a.duration) / 1e9 if a.duration else None)
+    except host.HostError as e:
+        print(f"schedlab: error: {e}", file=sys.stderr)
+        return 2
+    print(task_table(res))
+    print(f"kernel {info['kernel']}, {info['dropped_events']} dropped events, "
+          f"{len(info['repairs'])} trace repair(s), busy loop {info['ns_per_loop']:.3f} ns/iteration",
+          file=sys.stderr)
+    if a.json:
+        _write_json(a.json, res.metrics)
+    if a.facts:
+        _write_json(a.facts, info)
+    return 0
+
+
 def _cmd_compare(a: argparse.Namespace) -> int:
     from . import compare as cmp
 
@@ -300,7 +327,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
     handlers = {"run": _cmd_run, "check": _cmd_check, "schedulers": _cmd_schedulers,
                 "metrics": _cmd_metrics, "repro": _cmd_repro, "trace": _cmd_trace,
-                "compare": _cmd_compare}
+                "compare": _cmd_compare, "host": _cmd_host}
     try:
         return handlers[args.cmd](args)
     except (_native.WorkloadError, _native.ConfigError, _native.SimulationError, _native.TraceError,

@@ -27,8 +27,9 @@ def _prio(t: dict) -> str:
 
 def task_table(r: SimResult) -> str:
     m = r.metrics
-    recorded = m["scheduler"] == "trace"
-    where = (f"recorded trace, {m['cpus']} CPU(s)" if recorded
+    recorded = m["scheduler"] == "trace" or m["scheduler"].startswith("host")
+    label = "recorded trace" if m["scheduler"] == "trace" else m["scheduler"]
+    where = (f"{label}, {m['cpus']} CPU(s)" if recorded
              else f"{m['scheduler']} on {m['cpus']} CPU(s), HZ={m['hz']}")
     head = (f"{where}, "
             f"{m['duration_us'] / 1e6:.3f} s {'recorded' if recorded else 'simulated'}, "
