@@ -5,12 +5,13 @@
 mod common;
 use common::*;
 use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
 use schedlab_core::config::{DlPolicy, SchedulerKind, SimConfig};
 use schedlab_core::engine::governor::Governor;
 use schedlab_core::engine::hotplug;
 use schedlab_core::engine::Simulator;
 use schedlab_core::policy::WeightPolicy;
-use schedlab_core::trace::{ftrace, perfetto, TraceEvent};
+use schedlab_core::trace::{ftrace, perfetto, TraceData, TraceEvent};
 use schedlab_core::workload::Workload;
 
 fn task_json(i: usize, nice: i32, run: u64, sleep: u64, cpus: &[usize], mode: u8) -> String {
@@ -91,42 +92,57 @@ fn config(kind: SchedulerKind, cpus: usize) -> SimConfig {
     }
 }
 
+/// Run `wl` under `c`, checking the engine's and classes' invariants every
+/// 10 ms, busy + idle = elapsed per CPU, and that the trace's switches
+/// chain per CPU with no task on two CPUs at once. Returns the trace.
+fn run_checked(wl: &Workload, c: SimConfig, cpus: usize) -> Result<TraceData, TestCaseError> {
+    let mut sim = Simulator::new(wl.clone(), c).expect("builds");
+    let mut t = 0;
+    loop {
+        t += 10_000_000;
+        let done = sim.run_until(t).expect("runs");
+        prop_assert_eq!(sim.check_invariants(), Ok(()));
+        if done {
+            break;
+        }
+    }
+    let r = sim.finish();
+    let dur = r.metrics.duration_us;
+    for cm in &r.metrics.cpu {
+        prop_assert!((cm.busy_us + cm.idle_us - dur).abs() < 1e-6);
+    }
+    let trace = r.trace.expect("trace recorded");
+    let mut on: Vec<Option<usize>> = vec![None; trace.tasks.len()];
+    let mut curr: Vec<Option<usize>> = vec![None; cpus];
+    for rec in &trace.records {
+        if let TraceEvent::Switch { prev, next, .. } = rec.ev {
+            prop_assert_eq!(prev, curr[rec.cpu]);
+            if let Some(p) = prev {
+                on[p] = None;
+            }
+            if let Some(n) = next {
+                prop_assert_eq!(on[n], None, "task {} on two CPUs", n);
+                on[n] = Some(rec.cpu);
+            }
+            curr[rec.cpu] = next;
+        }
+    }
+    Ok(trace)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 
     #[test]
     fn invariants_hold((text, cpus, kind) in workload()) {
         let wl = Workload::from_rtapp("prop", &text).expect("generated workload parses");
-        let mut sim = Simulator::new(wl.clone(), config(kind, cpus)).expect("builds");
-        let mut t = 0;
-        loop {
-            t += 10_000_000;
-            let done = sim.run_until(t).expect("runs");
-            prop_assert_eq!(sim.check_invariants(), Ok(()));
-            if done { break; }
-        }
-        let r = sim.finish();
-        let dur = r.metrics.duration_us;
-        for c in &r.metrics.cpu {
-            prop_assert!((c.busy_us + c.idle_us - dur).abs() < 1e-6);
-        }
-        let trace = r.trace.expect("trace recorded");
-        // A task is current on at most one CPU at a time; affinity holds.
-        let mut on: Vec<Option<usize>> = vec![None; trace.tasks.len()];
-        let mut curr: Vec<Option<usize>> = vec![None; cpus];
+        let trace = run_checked(&wl, config(kind, cpus), cpus)?;
+        // Affinity holds.
         for rec in &trace.records {
-            if let TraceEvent::Switch { prev, next, .. } = rec.ev {
-                prop_assert_eq!(prev, curr[rec.cpu]);
-                if let Some(p) = prev { on[p] = None; }
-                if let Some(n) = next {
-                    prop_assert_eq!(on[n], None, "task {} on two CPUs", n);
-                    on[n] = Some(rec.cpu);
-                    let def = &wl.tasks[n];
-                    if let Some(aff) = &def.attrs.cpus {
-                        prop_assert!(aff.contains(&rec.cpu));
-                    }
+            if let TraceEvent::Switch { next: Some(n), .. } = rec.ev {
+                if let Some(aff) = &wl.tasks[n].attrs.cpus {
+                    prop_assert!(aff.contains(&rec.cpu));
                 }
-                curr[rec.cpu] = next;
             }
         }
     }
@@ -151,35 +167,13 @@ proptest! {
         if hot {
             c.hotplug = hotplug::parse("0.3=-1,0.6=+1").expect("plan");
         }
-        let mut sim = Simulator::new(wl.clone(), c.clone()).expect("builds");
-        let mut t = 0;
-        loop {
-            t += 10_000_000;
-            let done = sim.run_until(t).expect("runs");
-            prop_assert_eq!(sim.check_invariants(), Ok(()));
-            if done { break; }
-        }
-        let r = sim.finish();
-        let dur = r.metrics.duration_us;
-        for cm in &r.metrics.cpu {
-            prop_assert!((cm.busy_us + cm.idle_us - dur).abs() < 1e-6);
-        }
-        let trace = r.trace.expect("trace recorded");
-        let mut on: Vec<Option<usize>> = vec![None; trace.tasks.len()];
-        let mut curr: Vec<Option<usize>> = vec![None; cpus];
-        for rec in &trace.records {
-            if let TraceEvent::Switch { prev, next, .. } = rec.ev {
-                prop_assert_eq!(prev, curr[rec.cpu]);
-                if let Some(p) = prev { on[p] = None; }
-                if let Some(n) = next {
-                    prop_assert_eq!(on[n], None, "task {} on two CPUs", n);
-                    on[n] = Some(rec.cpu);
-                    if hot {
-                        let offline = rec.ts > 300_000_000 && rec.ts < 600_000_000;
-                        prop_assert!(!(offline && rec.cpu == 1), "ran on offline CPU 1");
-                    }
+        let trace = run_checked(&wl, c.clone(), cpus)?;
+        if hot {
+            for rec in &trace.records {
+                if let TraceEvent::Switch { next: Some(_), .. } = rec.ev {
+                    let offline = rec.ts > 300_000_000 && rec.ts < 600_000_000;
+                    prop_assert!(!(offline && rec.cpu == 1), "ran on offline CPU 1");
                 }
-                curr[rec.cpu] = next;
             }
         }
         // Determinism with everything on.
