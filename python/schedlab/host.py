@@ -186,7 +186,11 @@ def _worker_threads(res: SimResult, outs: List[str], info: Dict[str, Any]) -> Si
             d = json.loads(line)
             tids.setdefault(int(d["tid"]), d["thread"])
     m = dict(res.metrics)
-    m["tasks"] = [{**t, "name": tids[t["pid"]]} for t in m["tasks"] if t["pid"] in tids]
+    # Workers run only between the common start and end times: shares are of that window, not of the
+    # whole trace (which includes the setup before the start).
+    dur_us = info["duration_ns"] / 1000
+    m["tasks"] = [{**t, "name": tids[t["pid"]], "cpu_share": t["cpu_time_us"] / dur_us}
+                  for t in m["tasks"] if t["pid"] in tids]
     m["fairness_tasks"] = [t["name"] for t in m["tasks"]]
     if info["dropped_events"]:
         m["warnings"] = list(m["warnings"]) + [f"{info['dropped_events']} trace events dropped"]
@@ -226,7 +230,7 @@ def run(workload: str, duration_s: Optional[float] = None) -> Tuple[SimResult, D
                 raise HostError(f"worker failed: {err.strip()}")
             outs.append(out)
         _write(os.path.join(inst, "tracing_on"), "0")
-        info.update({"ns_per_loop": npl, "dropped_events": _dropped(inst)})
+        info.update({"ns_per_loop": npl, "dropped_events": _dropped(inst), "duration_ns": dur})
         trace_path = os.path.join(tmp, "trace.txt")
         shutil.copyfile(os.path.join(inst, "trace"), trace_path)
         imp = import_trace(trace_path, tolerant=True)

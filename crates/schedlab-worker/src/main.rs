@@ -195,7 +195,16 @@ fn run_thread(t: ThreadPlan, start: u64, end: u64, ns_per_loop: f64) -> Result<S
                 break 'outer;
             }
             match ev.as_str() {
-                "run" => spin((*v as f64 / ns_per_loop) as u64),
+                "run" => {
+                    // In chunks of about 1 ms, so that the end time is kept.
+                    let mut left = (*v as f64 / ns_per_loop) as u64;
+                    let chunk = ((1_000_000.0 / ns_per_loop) as u64).max(1);
+                    while left > 0 && now_ns() < end {
+                        let n = left.min(chunk);
+                        spin(n);
+                        left -= n;
+                    }
+                }
                 "runtime" => {
                     let until = (now_ns() + v).min(end);
                     while now_ns() < until {
