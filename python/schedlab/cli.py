@@ -146,6 +146,8 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--out", metavar="DIR",
                     help="report directory (default reports/NAME; with all: DIR/NAME)")
     rp.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    rp.add_argument("--host", action="store_true",
+                    help="also run the real-kernel half on this machine (root; cfs-lab)")
     return p
 
 
@@ -318,7 +320,11 @@ def _cmd_repro(a: argparse.Namespace) -> int:
             if not a.quiet:
                 print(f"[{time.perf_counter() - t0:5.1f} s] {name}: {msg}", file=sys.stderr)
 
-        repro(name, out, log)
+        try:
+            repro(name, out, log, host=a.host)
+        except KeyError as e:
+            print(f"schedlab: error: {e.args[0]}", file=sys.stderr)
+            return 2
         print(f"report: {os.path.join(out, 'report.md')} (also report.json and figures)")
     return 0
 

@@ -181,10 +181,15 @@ def _launch(worker: str, procs: Dict[str, List[Dict[str, Any]]], tmp: str, pidfi
 def _worker_threads(res: SimResult, outs: List[str], info: Dict[str, Any]) -> SimResult:
     """Keep the worker threads, named as in the workload."""
     tids: Dict[int, str] = {}
+    threads: Dict[str, Dict[str, Any]] = {}
     for out in outs:
         for line in out.splitlines():
             d = json.loads(line)
             tids.setdefault(int(d["tid"]), d["thread"])
+            if "finished_ns" in d:
+                # Wall time of the thread's program, from the common start (ns).
+                threads[d["thread"]] = {**d, "wall_ns": d["finished_ns"] - info["start_ns"]}
+    info["threads"] = threads
     m = dict(res.metrics)
     # Workers run only between the common start and end times: shares are of that window, not of the
     # whole trace (which includes the setup before the start).
@@ -230,7 +235,8 @@ def run(workload: str, duration_s: Optional[float] = None) -> Tuple[SimResult, D
                 raise HostError(f"worker failed: {err.strip()}")
             outs.append(out)
         _write(os.path.join(inst, "tracing_on"), "0")
-        info.update({"ns_per_loop": npl, "dropped_events": _dropped(inst), "duration_ns": dur})
+        info.update({"ns_per_loop": npl, "dropped_events": _dropped(inst), "duration_ns": dur,
+                     "start_ns": start})
         trace_path = os.path.join(tmp, "trace.txt")
         shutil.copyfile(os.path.join(inst, "trace"), trace_path)
         imp = import_trace(trace_path, tolerant=True)

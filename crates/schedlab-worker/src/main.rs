@@ -8,7 +8,8 @@
 //!   in ns (median of several timed runs), as rt-app calibrates `run`;
 //! * `schedlab-worker run PLAN.json` runs a plan (below) and prints one JSON
 //!   line per thread when it starts (`{"thread", "tid"}`) and when it ends
-//!   (`{"thread", "tid", "loops", "cpu_ns", "overruns"}`).
+//!   (`{"thread", "tid", "loops", "cpu_ns", "overruns", "started_ns", "finished_ns"}`,
+//!   CLOCK_MONOTONIC).
 //!
 //! Each thread names itself (comm), sets its affinity, policy and nice /
 //! RT priority *before* work starts, asks for a 1 ns timer slack, waits
@@ -236,7 +237,9 @@ fn run_thread(t: ThreadPlan, start: u64, end: u64, ns_per_loop: f64) -> Result<S
         loops += 1;
     }
     let cpu = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID);
-    Ok(serde_json::json!({"thread": t.name, "tid": tid, "loops": loops, "cpu_ns": cpu, "overruns": overruns})
+    let (started_ns, finished_ns) = (first, now_ns());
+    Ok(serde_json::json!({"thread": t.name, "tid": tid, "loops": loops, "cpu_ns": cpu, "overruns": overruns,
+                          "started_ns": started_ns, "finished_ns": finished_ns})
         .to_string())
 }
 

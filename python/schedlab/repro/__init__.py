@@ -37,12 +37,16 @@ def load_spec(name: str) -> dict:
         return json.load(f)
 
 
-def repro(name: str, out_dir: str, log: Callable[[str], None] = lambda s: None) -> dict:
+def repro(name: str, out_dir: str, log: Callable[[str], None] = lambda s: None, host: bool = False) -> dict:
     """Run experiment ``name`` and write its report to ``out_dir`` (replaced as a whole:
     the report is built in a temporary directory and moved into place when complete)."""
     if name not in EXPERIMENTS:
         raise KeyError(f"unknown experiment {name!r}; expected one of: {', '.join(sorted(EXPERIMENTS))}")
     spec = load_spec(name)
+    if host:
+        if "host" not in spec:
+            raise KeyError(f"experiment {name!r} has no real-kernel half")
+        spec = {**spec, "host": {**spec["host"], "enabled": True}}
     out = Path(out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))

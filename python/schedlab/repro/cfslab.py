@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Callable, Dict, List
+from typing import Callable, Dict, List, Tuple
 
 from ..api import schedulers, simulate
 
@@ -83,10 +83,104 @@ def run(spec: dict, out: Path, log: Callable[[str], None]) -> dict:
                 "io_latency_p99_us": round(t.loc["io"].wakeup_latency_p99_us, 1),
             }
         )
+    if spec.get("host", {}).get("enabled"):
+        res["host"] = _host_half(spec, log)
     res["published"] = {k: spec[k]["published"] for k in ("nice", "slices", "io")}
     (out / "report.json").write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
     (out / "report.md").write_text(_markdown(res, spec), encoding="utf-8")
     return res
+
+
+def _host_run(wl: dict, tmp: Path, name: str) -> Tuple[dict, dict]:
+    from ..host import run as host_run
+
+    p = tmp / f"{name}.json"
+    p.write_text(json.dumps(wl), encoding="utf-8")
+    res, info = host_run(str(p))
+    return dict(res.metrics), info
+
+
+def _host_half(spec: dict, log: Callable[[str], None]) -> dict:
+    """The same three experiments on this machine's kernel, pinned to one CPU; each paired with the
+    simulator on the same (scaled) workload under the scheduler matching the running kernel."""
+    import platform
+    import tempfile
+
+    h = spec["host"]
+    cpu = [h["cpu"]]
+    kernel = platform.release()
+    major, minor = (int(x) for x in kernel.split(".")[:2])
+    sim_sched = "eevdf" if (major, minor) >= (6, 6) else "cfs"
+    out: dict = {
+        "kernel": kernel,
+        "simulator": sim_sched,
+        "note": h["note"],
+        "nice": [],
+        "slices": {},
+        "io": {},
+    }
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        w = h["nice_work_s"] * 1_000_000
+        for a, b in spec["nice"]["pairs"]:
+            log(f"host: nice {a}/{b}")
+            wl = {
+                "global": {"duration": 4 * h["nice_work_s"], "calibration": 100},
+                "tasks": {
+                    "A": {"loop": 1, "priority": a, "cpus": cpu, "run": w},
+                    "B": {"loop": 1, "priority": b, "cpus": cpu, "run": w},
+                },
+            }
+            m, info = _host_run(wl, tmp, f"nice{a}{b}")
+            cpu_s = {t["name"]: round(t["cpu_time_us"] / 1e6, 3) for t in m["tasks"]}
+            wall = {k: round(v["wall_ns"] / 1e9, 3) for k, v in info["threads"].items()}
+            sim = simulate(
+                {**wl, "tasks": {k: {**v, "cpus": [0]} for k, v in wl["tasks"].items()}}, sim_sched, 1
+            ).tasks
+            out["nice"].append(
+                {
+                    "nice": [a, b],
+                    "host_cpu_s": [cpu_s.get("A"), cpu_s.get("B")],
+                    "host_wall_s": [wall.get("A"), wall.get("B")],
+                    "sim_wall_s": [round(float(sim.loc[k].turnaround_us) / 1e6, 3) for k in "AB"],
+                }
+            )
+        log("host: 4 hogs")
+        wl = {
+            "global": {"duration": h["seconds_slices"]},
+            "tasks": {"h": {"instance": spec["slices"]["hogs"], "cpus": cpu, "run": 1_000_000}},
+        }
+        m, _ = _host_run(wl, tmp, "slices")
+        sim = simulate({**wl, "tasks": {"h": {**wl["tasks"]["h"], "cpus": [0]}}}, sim_sched, 1)
+        out["slices"] = {
+            "host_switches": sum(t["nvcsw"] + t["nivcsw"] for t in m["tasks"]),
+            "sim_switches": int(sim.metrics.context_switches),
+        }
+        io = spec["io"]
+        log("host: hog + I/O task")
+        loops = h["io_loops"]
+        wl = {
+            "global": {"duration": int(loops * io["sleep_us"] / 1e6 * 2) + 2, "calibration": 100},
+            "tasks": {
+                "hog": {"cpus": cpu, "run": 100_000},
+                "io": {"loop": loops, "cpus": cpu, "run": io["spin_us"], "sleep": io["sleep_us"]},
+            },
+        }
+        m, info = _host_run(wl, tmp, "io")
+        t = {x["name"]: x for x in m["tasks"]}
+        sim_wl = {"global": wl["global"], "tasks": {k: {**v, "cpus": [0]} for k, v in wl["tasks"].items()}}
+        st = simulate(sim_wl, sim_sched, 1).tasks
+        out["io"] = {
+            "loops": loops,
+            "ideal_s": loops * (io["sleep_us"] + io["spin_us"]) / 1e6,
+            "host_io_wall_s": round(info["threads"]["io"]["wall_ns"] / 1e9, 3),
+            "sim_io_wall_s": round(float(st.loc["io"].turnaround_us) / 1e6, 3),
+            "host_io_cpu_ms": round(t["io"]["cpu_time_us"] / 1000, 3),
+            "sim_io_cpu_ms": round(float(st.loc["io"].cpu_time_us) / 1000, 3),
+            "host_io_latency_p50_us": t["io"]["wakeup_latency_p50_us"],
+            "sim_io_latency_p50_us": float(st.loc["io"].wakeup_latency_p50_us),
+        }
+    return out
 
 
 def _markdown(res: dict, spec: dict) -> str:
@@ -147,4 +241,43 @@ def _markdown(res: dict, spec: dict) -> str:
         "machine, which the host half will measure.",
         "",
     ]
+    if "host" in res:
+        lines += _host_markdown(res["host"])
     return "\n".join(lines)
+
+
+def _rel(a: float, b: float) -> str:
+    return "n/a" if not a else f"{100 * (b - a) / a:+.1f} %"
+
+
+def _host_markdown(h: dict) -> List[str]:
+    lines = [
+        "## Real kernel beside the simulator",
+        "",
+        f"Linux {h['kernel']} against the simulator's `{h['simulator']}`; {h['note']}.",
+        "",
+        "| nice A/B | host CPU s | host wall s | simulated wall s | difference (wall) |",
+        "|---|---|---|---|---|",
+    ]
+    for r in h["nice"]:
+        diffs = ", ".join(_rel(s, x) for s, x in zip(r["sim_wall_s"], r["host_wall_s"]) if s and x)
+        lines.append(
+            f"| {r['nice'][0]}/{r['nice'][1]} | {r['host_cpu_s']} | {r['host_wall_s']} | {r['sim_wall_s']} "
+            f"| {diffs} |"
+        )
+    s = h["slices"]
+    lines += [
+        "",
+        f"Four hogs, default slice: {s['host_switches']} switches on the host against {s['sim_switches']} "
+        f"simulated ({_rel(s['sim_switches'], s['host_switches'])}).",
+        "",
+    ]
+    io = h["io"]
+    lines += [
+        f"Hog + I/O task ({io['loops']} loops): I/O wall {io['host_io_wall_s']} s on the host, "
+        f"{io['sim_io_wall_s']} s simulated (ideal {io['ideal_s']} s); I/O CPU {io['host_io_cpu_ms']} ms vs "
+        f"{io['sim_io_cpu_ms']} ms; I/O wakeup latency p50 {io['host_io_latency_p50_us']} µs vs "
+        f"{io['sim_io_latency_p50_us']} µs (the simulator models no wakeup or IPI cost).",
+        "",
+    ]
+    return lines
