@@ -610,12 +610,30 @@ impl Simulator {
         true
     }
 
+    /// The load weight of a thread of process `p` with `policy` and `nice`:
+    /// the nice weight, scaled by the weight policy (policy/) for the
+    /// process's live threads on the online CPUs.
+    pub(crate) fn task_weight(&self, p: usize, policy: Policy, nice: i32) -> u64 {
+        let w = Self::weight_of(policy, nice);
+        if !policy.is_fair() || policy == Policy::Idle {
+            return w;
+        }
+        let live = self.m.processes[p]
+            .threads
+            .iter()
+            .filter(|t| self.m.tasks[**t].exited.is_none())
+            .count();
+        self.cfg
+            .weight_policy
+            .weight(w, live, self.m.online.count())
+    }
+
     /// Weight policies (policy/): recompute the weights of the live threads
-    /// of process `p` after it gained or lost a thread. `new`: a thread not
-    /// yet enqueued anywhere (its weight is just set).
+    /// of process `p` after it gained or lost a thread or CPUs went on or
+    /// offline. `new`: a thread not yet enqueued anywhere (its weight is
+    /// just set).
     pub(crate) fn reweight_process(&mut self, p: usize, new: Option<TaskId>) {
-        let wp = self.cfg.weight_policy;
-        if wp == crate::policy::WeightPolicy::None {
+        if self.cfg.weight_policy == crate::policy::WeightPolicy::None {
             return;
         }
         let live: Vec<TaskId> = self.m.processes[p]
@@ -624,14 +642,9 @@ impl Simulator {
             .copied()
             .filter(|t| self.m.tasks[*t].exited.is_none())
             .collect();
-        let cpus = self.m.online.count();
-        for t in live.iter().copied() {
-            let task = &self.m.tasks[t];
-            if !task.policy.is_fair() || task.policy == Policy::Idle {
-                continue;
-            }
-            let w = wp.weight(Self::weight_of(task.policy, task.nice), live.len(), cpus);
-            if w == task.weight {
+        for t in live {
+            let w = self.task_weight(p, self.m.tasks[t].policy, self.m.tasks[t].nice);
+            if w == self.m.tasks[t].weight {
                 continue;
             }
             self.m.tasks[t].weight = w;

@@ -74,21 +74,7 @@ impl Simulator {
         let affinity_req = self.cpuset_of(&a);
         let affinity = self.m.effective_affinity(affinity_req);
         let group = self.group_of(def, &a);
-        let weight = Self::weight_of(policy, nice);
-        // A weight policy scales it by the process's thread count.
-        let weight = if policy.is_fair() && policy != Policy::Idle {
-            let p = self.m.tasks[t].process;
-            let live = self.m.processes[p]
-                .threads
-                .iter()
-                .filter(|x| self.m.tasks[**x].exited.is_none())
-                .count();
-            self.cfg
-                .weight_policy
-                .weight(weight, live, self.m.nr_cpus())
-        } else {
-            weight
-        };
+        let weight = self.task_weight(self.m.tasks[t].process, policy, nice);
         let dl = crate::task::DlAttr::from_attrs(policy, &a);
         let mem_ppm = a.memory_ppm.unwrap_or(0);
         if self.m.tasks[t].mem_ppm != mem_ppm {
