@@ -274,14 +274,20 @@ impl Rt {
             return;
         };
         q.rt_time += delta;
-        if !self.period_timer {
-            self.period_timer = true;
-            m.arm_timer(now + self.p.rt_period, RT, 0, 0);
-        }
         if q.rt_time > runtime && !q.throttled {
             // sched_rt_runtime_exceeded
             q.throttled = true;
             m.resched(cpu);
+        }
+        self.start_rt_bandwidth(m);
+    }
+
+    /// `start_rt_bandwidth`: the global period timer runs while there is RT
+    /// activity (6.1 throttling only).
+    fn start_rt_bandwidth(&mut self, m: &mut Machine) {
+        if self.p.throttling && self.p.rt_runtime.is_some() && !self.period_timer {
+            self.period_timer = true;
+            m.arm_timer(m.now + self.p.rt_period, RT, 0, 0);
         }
     }
 
@@ -321,11 +327,7 @@ impl SchedClass for Rt {
         if m.tasks[t].policy == Policy::Rr && self.slice[t] == 0 {
             self.slice[t] = self.rr_ticks;
         }
-        if self.p.throttling && !self.period_timer && self.p.rt_runtime.is_some() {
-            // start_rt_bandwidth: the period timer starts with RT activity.
-            self.period_timer = true;
-            m.arm_timer(m.now + self.p.rt_period, RT, 0, 0);
-        }
+        self.start_rt_bandwidth(m);
         // task_woken_rt: a wakeup that cannot preempt is pushed elsewhere.
         let curr_prio = m.rqs[cpu].curr.map_or(LEVEL_IDLE, |c| m.tasks[c].prio());
         if flags.has(EnqueueFlags::WAKEUP) && p as i32 >= curr_prio {

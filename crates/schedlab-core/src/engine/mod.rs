@@ -755,8 +755,7 @@ impl Simulator {
                 }
             }
             Governor::Schedule(steps) => {
-                while let Some(&(at, khz)) = steps.get(self.gov_step).filter(|(at, _)| *at <= now) {
-                    let _ = at;
+                while let Some(&(_, khz)) = steps.get(self.gov_step).filter(|(at, _)| *at <= now) {
                     for cpu in 0..self.m.nr_cpus() {
                         let f = khz.min(self.m.topo.cpu(cpu).max_freq_khz);
                         self.set_freq(cpu, f);
