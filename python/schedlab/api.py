@@ -272,16 +272,19 @@ def _atomic_write(path: str, text: str) -> None:
             os.unlink(tmp)
 
 
-def import_trace(path: Union[str, os.PathLike[str]], tolerant: bool = False) -> ImportedTrace:
+def import_trace(path: Union[str, os.PathLike[str]], tolerant: bool = False,
+                 window: Optional[Tuple[int, int]] = None) -> ImportedTrace:
     """Read a scheduler trace (tracefs ``trace``, ``trace-cmd report`` or ``perf script`` text).
 
     Strict mode raises :class:`TraceError` naming the first line whose transitions do not chain;
     tolerant mode repairs them and lists the repairs. The result carries the simulator's metrics
     (fields a trace cannot show stay empty), the trace for Perfetto/ftrace export, and a workload
-    that replays each task's CPU bursts and sleeps.
+    that replays each task's CPU bursts and sleeps. ``window`` = (start, end) in the trace's own
+    ns (tracefs ``mono`` clock: CLOCK_MONOTONIC) measures only that stretch: times are clipped to
+    it and switches, latencies and migrations counted only inside it.
     """
     p = os.fspath(path)
     with open(p, encoding="utf-8", errors="replace") as f:
         text = f.read()
-    native, repairs, skipped, workload = _native.import_trace(p, text, tolerant)
+    native, repairs, skipped, workload = _native.import_trace(p, text, tolerant, window)
     return ImportedTrace(SimResult(native), list(repairs), skipped, workload)

@@ -132,7 +132,16 @@ def _parser() -> argparse.ArgumentParser:
     hr.add_argument("workload")
     hr.add_argument("--duration", help="override global.duration (seconds or 500ms, 2s, ...)")
     hr.add_argument("--json", metavar="FILE", help="write the metrics as JSON")
-    hr.add_argument("--facts", metavar="FILE", help="write machine facts (kernel, calibration...) as JSON")
+    hr.add_argument("--facts", metavar="FILE",
+                    help="write the machine's facts, the /proc cross-check and the workers' reports as JSON")
+    hr.add_argument("--backend", choices=["tracefs", "perf"], default="tracefs",
+                    help="how to record the scheduler (default: a private tracefs instance)")
+    hr.add_argument("--no-isolate", action="store_true",
+                    help="do not put the run in its own high-weight cgroup (other sessions then compete)")
+    hr.add_argument("--work", choices=["oncpu", "loops"], default="oncpu",
+                    help="unit of `run` work: time on CPU (default) or calibrated loops as rt-app")
+    hr.add_argument("--trace", metavar="FILE", help="keep the raw recorded trace text (tracefs or perf script)")
+    hps.add_parser("probe", help="print what this machine allows (lockdown, cgroups, DL bandwidth, ...)")
 
     cp = sub.add_parser("compare", help="two runs' metrics side by side (simulator and/or trace)")
     cp.add_argument("a", help="metrics JSON A (schedlab run --json or trace import --json)")
@@ -274,14 +283,28 @@ def _cmd_host(a: argparse.Namespace) -> int:
     from . import host
 
     try:
-        res, info = host.run(a.workload, parse_duration(a.duration) / 1e9 if a.duration else None)
+        if a.host_cmd == "probe":
+            print(json.dumps(host.facts(), indent=2))
+            return 0
+        res, info = host.run(a.workload, parse_duration(a.duration) / 1e9 if a.duration else None,
+                             backend=a.backend, isolate=not a.no_isolate, work=a.work,
+                             keep_trace=a.trace)
     except host.HostError as e:
         print(f"schedlab: error: {e}", file=sys.stderr)
         return 2
     print(task_table(res))
-    print(f"kernel {info['kernel']}, {info['dropped_events']} dropped events, "
-          f"{len(info['repairs'])} trace repair(s), busy loop {info['ns_per_loop']:.3f} ns/iteration",
+    g = info.get
+    print(f"kernel {g('kernel')} (HZ {g('hz')}, {g('preempt')}, lockdown {g('lockdown')}, base slice "
+          f"{g('base_slice_ns')} ns, knob {g('base_slice_knob')}); {g('backend')}: "
+          f"{g('dropped_events')} dropped events, {len(info['repairs'])} trace repair(s); other load "
+          f"{info['other_load']['cpu_ms']} ms CPU",
           file=sys.stderr)
+    for name, c in info["crosscheck"].items():
+        print(f"  {name}: CPU ms trace/proc {c['cpu_ms'][0]}/{c['cpu_ms'][1]}, vcsw {c['nvcsw'][0]}/"
+              f"{c['nvcsw'][1]}, ivcsw {c['nivcsw'][0]}/{c['nivcsw'][1]}, worker overhead "
+              f"{c['worker_overhead_ms']} ms", file=sys.stderr)
+    for n in info["notes"]:
+        print(f"  note: {n}", file=sys.stderr)
     if a.json:
         _write_json(a.json, res.metrics)
     if a.facts:

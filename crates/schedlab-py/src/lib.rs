@@ -277,14 +277,17 @@ fn simulate(
 }
 
 /// Import a scheduler trace (`text`, named `source` in errors): returns
-/// (result with metrics and trace, repairs, skipped lines, replay workload JSON).
+/// (result with metrics and trace, repairs, skipped lines, replay workload JSON);
+/// `window` (trace ns) limits what the metrics measure.
 #[pyfunction]
+#[pyo3(signature = (source, text, tolerant, window=None))]
 fn import_trace(
     source: &str,
     text: &str,
     tolerant: bool,
+    window: Option<(u64, u64)>,
 ) -> PyResult<(PyRunResult, Vec<String>, usize, String)> {
-    let imp = schedlab_core::trace::import::import(text, tolerant)
+    let imp = schedlab_core::trace::import::import_window(text, tolerant, window)
         .map_err(|e| TraceError::new_err(format!("{source}: {e}")))?;
     let result = RunResult {
         metrics: imp.metrics(),

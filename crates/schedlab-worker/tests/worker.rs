@@ -107,9 +107,125 @@ fn bad_plans_fail_clearly() {
     let start = now_ns();
     let (ok, _, err) = run(serde_json::json!({
         "end_at_ns": start + 100_000_000u64, "ns_per_loop": 1.0,
+        "threads": [{"name": "x", "events": [["frobnicate", 1]]}]}));
+    assert!(
+        !ok && err.contains("event frobnicate is not supported"),
+        "{err}"
+    );
+    let (ok, _, err) = run(serde_json::json!({
+        "end_at_ns": start + 100_000_000u64, "ns_per_loop": 1.0,
         "threads": [{"name": "x", "events": [["lock", 1]]}]}));
-    assert!(!ok && err.contains("event lock is not supported"), "{err}");
+    assert!(
+        !ok && err.contains("sync slot 1 beyond the plan's 0 sync_slots"),
+        "{err}"
+    );
     let (ok, _, err) =
         run(serde_json::json!({"end_at_ns": 1, "ns_per_loop": 1.0, "threads": [], "bogus": 1}));
     assert!(!ok && err.contains("unknown field"), "{err}");
+}
+
+fn temp(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!(
+        "schedlab-worker-test-{}-{}-{name}",
+        std::process::id(),
+        now_ns()
+    ))
+}
+
+/// Start one worker on `plan`; returns the child and its plan file.
+fn spawn(plan: serde_json::Value) -> (std::process::Child, std::path::PathBuf) {
+    let p = temp("plan");
+    std::fs::write(&p, plan.to_string()).expect("plan written");
+    let child = Command::new(BIN)
+        .arg("run")
+        .arg(&p)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("worker runs");
+    (child, p)
+}
+
+/// The end report of each thread, by name.
+fn finish(
+    children: Vec<(std::process::Child, std::path::PathBuf)>,
+) -> std::collections::BTreeMap<String, serde_json::Value> {
+    let mut out = std::collections::BTreeMap::new();
+    for (c, p) in children {
+        let o = c.wait_with_output().expect("worker ends");
+        let _ = std::fs::remove_file(p);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        for l in String::from_utf8_lossy(&o.stdout).lines() {
+            let v: serde_json::Value = serde_json::from_str(l).expect("json line");
+            if v.get("finished_ns").is_some() {
+                out.insert(v["thread"].as_str().expect("name").to_string(), v);
+            }
+        }
+    }
+    out
+}
+
+/// Mutex, condition variable and barrier across two worker processes,
+/// checked by lower bounds on when the waiting thread could go on (a
+/// slower machine only makes them later).
+#[test]
+fn sync_objects_work_across_processes() {
+    let npl = calibrate();
+    let file = temp("sync");
+    std::fs::write(&file, vec![0u8; 4 * 16]).expect("sync file");
+    let (start, ms) = (now_ns() + 50_000_000, 1_000_000u64);
+    let plan = |threads: serde_json::Value| {
+        serde_json::json!({"start_at_ns": start, "end_at_ns": start + 3_000_000_000u64, "ns_per_loop": npl,
+            "sync_file": file.to_str(), "sync_slots": 4, "threads": threads})
+    };
+    // Slots: 0 mutex, 1 condition, 2 barrier, 3 a barrier nobody else reaches.
+    let a = spawn(plan(serde_json::json!([
+        {"name": "holder", "loops": 1, "events": [["lock", 0], ["sleep", 200 * ms], ["unlock", 0],
+            ["barrier", 2, 2]]},
+        {"name": "waiter", "loops": 1, "events": [["lock", 0], ["wait", 1, 0], ["unlock", 0]]}
+    ])));
+    let b = spawn(plan(serde_json::json!([
+        {"name": "taker", "loops": 1, "events": [["sleep", 50 * ms], ["lock", 0], ["unlock", 0]]},
+        {"name": "signaller", "loops": 1, "events": [["sleep", 400 * ms], ["lock", 0], ["signal", 1],
+            ["unlock", 0], ["sleep", 100 * ms], ["barrier", 2, 2]]},
+        {"name": "alone", "loops": 1, "events": [["barrier", 3, 2]]}
+    ])));
+    let r = finish(vec![a, b]);
+    let _ = std::fs::remove_file(&file);
+    let at = |n: &str| r[n]["finished_ns"].as_u64().expect("time") - start;
+    assert!(
+        at("taker") >= 200 * ms,
+        "taker got the mutex while it was held"
+    );
+    assert!(at("waiter") >= 400 * ms, "waiter woke before the signal");
+    assert!(
+        at("holder") >= 500 * ms,
+        "holder passed the barrier before its partner"
+    );
+    // A barrier whose partner never comes waits until the end time, not forever.
+    assert!(at("alone") >= 2_900 * ms && at("alone") < 10_000 * ms);
+}
+
+/// `oncpu` work counts time on the CPU, not time preempted: two threads
+/// pinned to one CPU are each credited with about the CPU time the kernel
+/// gave them (/proc/thread-self/schedstat).
+#[test]
+fn oncpu_work_excludes_preemption() {
+    let npl = calibrate();
+    let start = now_ns();
+    let (ok, lines, err) = run(serde_json::json!({
+        "start_at_ns": start + 50_000_000u64, "end_at_ns": start + 1_050_000_000u64, "ns_per_loop": npl,
+        "work": "oncpu",
+        "threads": [{"name": "a", "cpus": [0], "events": [["run", 10_000_000u64]]},
+                    {"name": "b", "cpus": [0], "events": [["run", 10_000_000u64]]}]}));
+    assert!(ok, "{err}");
+    for l in lines.iter().filter(|l| l.get("busy_cpu_ns").is_some()) {
+        let busy = l["busy_cpu_ns"].as_f64().expect("busy");
+        let kernel = l["proc"]["run_ns"].as_f64().expect("run_ns");
+        assert!(
+            busy > 0.85 * kernel && busy < 1.1 * kernel,
+            "{}: credited {busy} ns, kernel ran it {kernel} ns",
+            l["thread"]
+        );
+    }
 }

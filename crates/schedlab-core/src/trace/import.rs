@@ -141,7 +141,12 @@ fn parse_line(line: &str, no: usize) -> Result<Option<Raw>, String> {
                 .and_then(num::<u32>);
             num::<u32>(&left[a + 1..b]).and_then(|g| pid.map(|p| (p, g)))
         }
-        _ => None,
+        // perf script's `COMM PID/TID` column.
+        _ => left
+            .split_whitespace()
+            .last()
+            .and_then(|tok| tok.split_once('/'))
+            .and_then(|(g, p)| Some((num::<u32>(p)?, num::<u32>(g)?))),
     };
     let task = |v: &[&str]| -> Result<(u32, String, i32), String> {
         Ok((
@@ -268,16 +273,31 @@ pub struct Imported {
     pub tasks: Vec<TaskTimeline>,
     /// Per CPU: (busy ns, switches).
     pub cpus: Vec<(Ns, u64)>,
-    /// First and last timestamp.
+    /// What was measured: first and last timestamp, within the window.
     pub span: (Ns, Ns),
+    /// Trace time of the first event (records are rebased to it).
+    pub origin: Ns,
     /// What tolerant mode repaired (empty in strict mode).
     pub repairs: Vec<String>,
     /// Lines that were not scheduler tracepoints.
     pub skipped: usize,
 }
 
-/// Parse and check `text`.
+/// Parse and check `text`; measure the whole trace.
 pub fn import(text: &str, tolerant: bool) -> Result<Imported, ImportError> {
+    import_window(text, tolerant, None)
+}
+
+/// Parse and check `text`, measuring only what happens inside `window`
+/// (trace timestamps, ns): times are clipped to it and counts (switches,
+/// wakeup latencies, migrations) kept only for events inside it, so a
+/// run's metrics leave out its setup. The events themselves (for export
+/// and replay) are all kept.
+pub fn import_window(
+    text: &str,
+    tolerant: bool,
+    window: Option<(Ns, Ns)>,
+) -> Result<Imported, ImportError> {
     let mut raws = vec![];
     let mut skipped = 0;
     let mut repairs = vec![];
@@ -328,7 +348,11 @@ pub fn import(text: &str, tolerant: bool) -> Result<Imported, ImportError> {
         .max()
         .unwrap_or(1)
         .max(nr_cpus_hdr);
-    Timeline::new(nr_cpus, tolerant, repairs, skipped).run(&raws)
+    let mut tl = Timeline::new(nr_cpus, tolerant, repairs, skipped);
+    if let Some(w) = window {
+        tl.window = w;
+    }
+    tl.run(&raws)
 }
 
 struct Timeline {
@@ -341,9 +365,20 @@ struct Timeline {
     tolerant: bool,
     repairs: Vec<String>,
     skipped: usize,
+    /// What is measured: [start, end] in trace time.
+    window: (Ns, Ns),
 }
 
 impl Timeline {
+    /// Part of [s, e] inside the window.
+    fn clip(&self, s: Ns, e: Ns) -> Ns {
+        e.min(self.window.1).saturating_sub(s.max(self.window.0))
+    }
+
+    fn inside(&self, ts: Ns) -> bool {
+        (self.window.0..=self.window.1).contains(&ts)
+    }
+
     fn new(n: usize, tolerant: bool, repairs: Vec<String>, skipped: usize) -> Self {
         Timeline {
             ids: BTreeMap::new(),
@@ -355,6 +390,7 @@ impl Timeline {
             tolerant,
             repairs,
             skipped,
+            window: (0, Ns::MAX),
         }
     }
 
@@ -392,24 +428,27 @@ impl Timeline {
     }
 
     fn switch_out(&mut self, id: usize, cpu: usize, ts: Ns, state: PrevState) {
+        let inside = u64::from(self.inside(ts));
+        let ran = self.tasks[id].running_since.take();
+        let clipped = ran.map_or(0, |s| self.clip(s, ts));
         let t = &mut self.tasks[id];
-        if let Some(s) = t.running_since.take() {
-            t.cpu_time += ts - s;
+        if let Some(s) = ran {
+            t.cpu_time += clipped;
             t.burst += ts - s;
         }
         match state {
             PrevState::Runnable => {
-                t.nivcsw += 1;
+                t.nivcsw += inside;
                 t.runnable_since = Some(ts);
             }
             PrevState::Sleeping => {
-                t.nvcsw += 1;
+                t.nvcsw += inside;
                 t.sleeping_since = Some(ts);
             }
             PrevState::Dead => {}
         }
         if let Some(b) = self.busy_since[cpu].take() {
-            self.cpus[cpu].0 += ts - b;
+            self.cpus[cpu].0 += self.clip(b, ts);
         }
     }
 
@@ -461,17 +500,22 @@ impl Timeline {
                             self.switch_out(n, other, r.ts, PrevState::Runnable);
                             self.curr[other] = Some(0);
                         }
+                        let inside = self.inside(r.ts);
+                        let waited = self.tasks[n]
+                            .runnable_since
+                            .take()
+                            .map_or(0, |s| self.clip(s, r.ts));
                         let t = &mut self.tasks[n];
                         if let Some(w) = t.waking_since.take() {
-                            t.latency.record(r.ts - w);
+                            if inside {
+                                t.latency.record(r.ts - w);
+                            }
                         }
-                        if let Some(s) = t.runnable_since.take() {
-                            t.wait_time += r.ts - s;
-                        }
+                        t.wait_time += waited;
                         t.running_since = Some(r.ts);
                         self.busy_since[r.cpu] = Some(r.ts);
                     }
-                    self.cpus[r.cpu].1 += 1;
+                    self.cpus[r.cpu].1 += u64::from(self.inside(r.ts));
                     self.curr[r.cpu] = Some(next.0);
                     self.records.push(Record {
                         ts: r.ts,
@@ -529,7 +573,7 @@ impl Timeline {
                     let Some(id) = self.id(task, r.ts, None) else {
                         continue;
                     };
-                    self.tasks[id].migrations += 1;
+                    self.tasks[id].migrations += u64::from(self.inside(r.ts));
                     self.records.push(Record {
                         ts: r.ts,
                         cpu: r.cpu,
@@ -562,7 +606,7 @@ impl Timeline {
                 .and_then(|p| self.ids.get(&p).copied())
             {
                 self.switch_out(id, cpu, end, PrevState::Runnable);
-                self.tasks[id].nivcsw -= 1;
+                self.tasks[id].nivcsw -= u64::from(self.inside(end));
             }
         }
         for t in &mut self.tasks {
@@ -609,7 +653,8 @@ impl Timeline {
             },
             tasks: self.tasks,
             cpus: self.cpus,
-            span: (start, end),
+            span: (start.max(self.window.0), end.min(self.window.1).max(start)),
+            origin: start,
             repairs: self.repairs,
             skipped: self.skipped,
         })
@@ -639,7 +684,37 @@ mod tests {
         let p = "     hog  1234 [001]  1234.567890123: sched:sched_waking: comm=hog pid=1234 prio=120 target_cpu=001";
         let r = parse_line(p, 2).expect("ok").expect("event");
         assert_eq!((r.cpu, r.ts), (1, 1_234_567_890_123));
+        // perf script -F comm,pid,tid,...: `COMM PID/TID`.
+        let p = "  worker  700/702 [000]  10.000000500: sched:sched_waking: comm=x pid=9 prio=120 target_cpu=000";
+        let r = parse_line(p, 2).expect("ok").expect("event");
+        assert_eq!(r.tgid, Some((702, 700)));
         assert!(parse_line("# tracer: nop", 3).expect("ok").is_none());
         assert!(parse_line("  x-1 [000] 1.0: sched_switch: garbage", 4).is_err());
+    }
+
+    /// A window measures only its stretch: CPU time clipped, switches and
+    /// latencies counted only inside it.
+    #[test]
+    fn window_clips_times_and_counts() {
+        let sw = |t: &str, a: u32, st: &str, b: u32| {
+            format!("x-{a} [000] d..2. {t}: sched_switch: prev_comm=t{a} prev_pid={a} prev_prio=120 prev_state={st} ==> next_comm=t{b} next_pid={b} next_prio=120")
+        };
+        let text = [
+            sw("1.000000", 0, "R", 1),
+            sw("2.000000", 1, "R", 2),
+            sw("3.000000", 2, "R", 1),
+            sw("4.000000", 1, "S", 0),
+        ]
+        .join("\n");
+        let whole = import(&text, false).expect("imports");
+        let part =
+            import_window(&text, false, Some((1_500_000_000, 3_500_000_000))).expect("imports");
+        let t1 = |i: &Imported| i.tasks.iter().find(|t| t.pid == 1).cloned().expect("t1");
+        assert_eq!(t1(&whole).cpu_time, 2_000_000_000);
+        assert_eq!(t1(&part).cpu_time, 1_000_000_000);
+        assert_eq!((t1(&whole).nivcsw, t1(&whole).nvcsw), (1, 1));
+        assert_eq!((t1(&part).nivcsw, t1(&part).nvcsw), (1, 0));
+        assert_eq!(part.span, (1_500_000_000, 3_500_000_000));
+        assert_eq!(part.metrics().duration_us, 2_000_000.0);
     }
 }

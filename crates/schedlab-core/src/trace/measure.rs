@@ -11,7 +11,9 @@ impl Imported {
     /// task when it was first seen. Preemption and waiting are not part of
     /// it: the simulator's scheduler decides those.
     pub fn replay_workload(&self) -> String {
-        let (start, end) = self.span;
+        // The whole trace, whatever window was measured.
+        let start = self.origin;
+        let end = self.data.records.last().map_or(start, |r| r.ts + start);
         let us = |ns: Ns| ns.div_ceil(1000).max(1);
         let mut tasks = vec![];
         for t in &self.tasks {
@@ -114,7 +116,7 @@ impl Imported {
                     migrations: t.migrations,
                     work_done_us: 0.0,
                     loops_done: 0,
-                    created_us: to_us(t.first - start),
+                    created_us: to_us(t.first.saturating_sub(start)),
                     turnaround_us: t.exited.map(|e| to_us(e - t.first)),
                     activations: 0,
                     missed_activations: 0,
@@ -140,14 +142,15 @@ impl Imported {
             .records
             .iter()
             .filter(|r| {
-                matches!(
-                    r.ev,
-                    TraceEvent::Switch {
-                        prev: Some(_),
-                        next: Some(_),
-                        ..
-                    }
-                )
+                (start..=end).contains(&(r.ts + self.origin))
+                    && matches!(
+                        r.ev,
+                        TraceEvent::Switch {
+                            prev: Some(_),
+                            next: Some(_),
+                            ..
+                        }
+                    )
             })
             .count();
         RunMetrics {

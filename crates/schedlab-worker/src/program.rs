@@ -1,0 +1,256 @@
+//! The rt-app-like program of one worker thread and the clocks it uses.
+
+use crate::counters::Counters;
+use crate::event::Event;
+use crate::sync::Shared;
+use crate::ThreadPlan;
+use std::hint::black_box;
+use std::sync::atomic::Ordering::SeqCst;
+
+pub fn now_ns() -> u64 {
+    clock_ns(libc::CLOCK_MONOTONIC)
+}
+
+fn cpu_ns() -> u64 {
+    clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
+}
+
+fn clock_ns(clock: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into the valid timespec we pass.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+fn sleep_until(t: u64) {
+    let ts = libc::timespec {
+        tv_sec: (t / 1_000_000_000) as libc::time_t,
+        tv_nsec: (t % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: absolute sleep on CLOCK_MONOTONIC with a valid timespec;
+    // interruptions just return early and the caller re-checks the clock.
+    while now_ns() < t {
+        unsafe {
+            libc::clock_nanosleep(
+                libc::CLOCK_MONOTONIC,
+                libc::TIMER_ABSTIME,
+                &ts,
+                std::ptr::null_mut(),
+            )
+        };
+    }
+}
+
+fn spin(loops: u64) {
+    let mut x = 0u64;
+    for i in 0..loops {
+        x = black_box(x.wrapping_add(i));
+    }
+    black_box(x);
+}
+
+/// ns per busy-loop iteration: the smallest of 7 runs of 20 M iterations,
+/// timed in thread CPU time so that time spent preempted on a busy machine
+/// does not inflate it (rt-app times wall clock on an idle CPU instead).
+pub fn calibrate() -> f64 {
+    let n = 20_000_000u64;
+    (0..7)
+        .map(|_| {
+            let t = cpu_ns();
+            spin(n);
+            (cpu_ns() - t) as f64 / n as f64
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// How `run` work is measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Work {
+    /// Busy-loop iterations from the calibration (rt-app's way): the
+    /// amount of work is fixed, its duration follows the CPU's speed.
+    Loops,
+    /// Time on the CPU (the simulator's meaning of `run` at capacity 1024
+    /// and full frequency), steady on machines whose speed drifts, such as
+    /// shared VMs where one calibration can be off by 2× a minute later.
+    /// Measured with the vDSO monotonic clock around ~20 µs chunks of
+    /// spinning: a chunk that took over 0.5 ms was preempted, and is
+    /// credited with a usual chunk's time. The thread CPU clock is
+    /// not used: reading it calls the class's update_curr(), which under
+    /// EEVDF reschedules as soon as the slice is used up, turning every
+    /// read into a preemption point finer than the tick (found on 6.18:
+    /// 1,480 switches/s instead of ~250/s for two pinned hogs).
+    Oncpu,
+}
+
+/// Spinning chunk of about 20 µs, for `Oncpu` work.
+const CHUNK_NS: f64 = 20_000.0;
+/// A chunk longer than this was preempted.
+const PREEMPTED_NS: u64 = 500_000;
+
+/// Busy work of `ns` (in the plan's unit), stopping at `end`; returns the
+/// time on CPU it is credited with (nominal for `Loops`).
+fn busy(ns: u64, work: Work, ns_per_loop: f64, end: u64) -> u64 {
+    match work {
+        Work::Loops => {
+            // In chunks of about 1 ms, so that the end time is kept.
+            let total = (ns as f64 / ns_per_loop) as u64;
+            let chunk = ((1_000_000.0 / ns_per_loop) as u64).max(1);
+            let mut left = total;
+            while left > 0 && now_ns() < end {
+                let n = left.min(chunk);
+                spin(n);
+                left -= n;
+            }
+            ((total - left) as f64 * ns_per_loop) as u64
+        }
+        Work::Oncpu => {
+            let chunk = ((CHUNK_NS / ns_per_loop) as u64).max(1);
+            // The mean uninterrupted chunk (exponential average).
+            let mut usual = CHUNK_NS;
+            let (mut done, mut t) = (0u64, now_ns());
+            while done < ns && t < end {
+                spin(chunk);
+                let t2 = now_ns();
+                let took = t2 - t;
+                // Chunks vary 12-140 µs uninterrupted on the shared VM this
+                // was built on (the vCPU's speed changes); a preemption by
+                // another task of the run lasts at least a tick or a
+                // task's whole burst. Longer than PREEMPTED: credited with
+                // one usual chunk of work. Shorter preemptions (a wakeup
+                // and a few µs of another task) count as ours: at 200/s,
+                // 0.3 % of a hog's time.
+                if took > PREEMPTED_NS {
+                    done += usual as u64;
+                } else {
+                    usual = 0.95 * usual + 0.05 * took as f64;
+                    done += took;
+                }
+                t = t2;
+            }
+            done
+        }
+    }
+}
+
+/// Run one thread's program from `start` (plus its delay) to its loop
+/// count or `end`; returns the JSON line of its end report.
+pub fn run_thread(
+    t: ThreadPlan,
+    run: &crate::RunParams,
+    shared: Option<&Shared>,
+) -> Result<String, String> {
+    crate::attrs::apply(&t)?;
+    let events = t
+        .events
+        .iter()
+        .map(Event::parse)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("{}: {e}", t.name))?;
+    let slots = shared.map_or(0, Shared::slots);
+    if let Some(s) = events
+        .iter()
+        .filter_map(Event::max_slot)
+        .find(|s| *s >= slots)
+    {
+        return Err(format!(
+            "{}: sync slot {s} beyond the plan's {slots} sync_slots",
+            t.name
+        ));
+    }
+    let sync = |ev: &Event| -> Result<&Shared, String> {
+        shared.ok_or(format!("{}: {ev:?} needs the plan's sync_file", t.name))
+    };
+    // SAFETY: gettid has no arguments.
+    let tid = unsafe { libc::syscall(libc::SYS_gettid) };
+    println!("{}", serde_json::json!({"thread": t.name, "tid": tid}));
+    let end = run.end;
+    sleep_until(run.start + t.delay_ns);
+    let before = Counters::read();
+    let (first, cpu0) = (now_ns(), cpu_ns());
+    let mut own_timer: Option<u64> = None;
+    let (mut loops, mut overruns, mut busy_cpu) = (0u64, 0u64, 0u64);
+    'outer: while t.loops.is_none_or(|n| loops < n) {
+        for ev in &events {
+            if now_ns() >= end {
+                break 'outer;
+            }
+            match ev {
+                Event::Run(v) => busy_cpu += busy(*v, run.work, run.ns_per_loop, end),
+                Event::Runtime(v) => {
+                    let until = (now_ns() + v).min(end);
+                    while now_ns() < until {
+                        spin(1000);
+                    }
+                }
+                Event::Sleep(v) => sleep_until((now_ns() + v).min(end)),
+                Event::Timer {
+                    period,
+                    relative,
+                    slot,
+                } => {
+                    // As the simulator's timer (engine/exec.rs): the next
+                    // release is one period after the previous one (the
+                    // thread's start for the first); a relative timer that
+                    // overran restarts its grid from now.
+                    let prev = match slot {
+                        Some(s) => Some(sync(ev)?.timer(*s).load(SeqCst)).filter(|x| *x > 0),
+                        None => own_timer,
+                    };
+                    let mut next = prev.unwrap_or(first) + period;
+                    let now = now_ns();
+                    let late = now >= next;
+                    if late {
+                        overruns += 1;
+                        if *relative {
+                            next = now;
+                        }
+                    }
+                    match slot {
+                        Some(s) => sync(ev)?.timer(*s).store(next, SeqCst),
+                        None => own_timer = Some(next),
+                    }
+                    if !late {
+                        sleep_until(next.min(end));
+                    }
+                }
+                // SAFETY: sched_yield has no arguments.
+                Event::Yield => unsafe {
+                    libc::sched_yield();
+                },
+                Event::Lock(m) => {
+                    if !sync(ev)?.lock(*m, end) {
+                        break 'outer;
+                    }
+                }
+                Event::Unlock(m) => sync(ev)?.unlock(*m),
+                Event::Wait { cond, mutex } => {
+                    if !sync(ev)?.cond_wait(*cond, *mutex, end) {
+                        break 'outer;
+                    }
+                }
+                Event::Signal(c) => sync(ev)?.cond_wake(*c, false),
+                Event::Broad(c) => sync(ev)?.cond_wake(*c, true),
+                Event::Barrier { slot, parties } => sync(ev)?.barrier(*slot, *parties, end),
+                Event::Suspend(s) => sync(ev)?.suspend(*s, end),
+                Event::Resume(s) => sync(ev)?.resume(*s),
+            }
+        }
+        loops += 1;
+    }
+    let (cpu, finished_ns) = (cpu_ns(), now_ns());
+    let proc_counters = Counters::read().since(before);
+    Ok(serde_json::json!({
+        "thread": t.name, "tid": tid, "loops": loops, "cpu_ns": cpu, "overruns": overruns,
+        "started_ns": first, "finished_ns": finished_ns,
+        // CPU time of the program beyond its `run` work: the worker's own
+        // overhead (sleep / timer / yield / futex calls, clock reads; with
+        // `runtime` events, their busy time too).
+        "busy_cpu_ns": busy_cpu, "overhead_cpu_ns": (cpu - cpu0).saturating_sub(busy_cpu),
+        "proc": proc_counters,
+    })
+    .to_string())
+}

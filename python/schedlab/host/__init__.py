@@ -1,0 +1,270 @@
+"""``schedlab host run WORKLOAD``: the same rt-app workload on this machine's kernel (issue 5).
+
+In order (every change to the machine goes through the undo journal first, ``undo.py``):
+
+1. ``plan.py`` turns the workload into worker plans and refuses, before touching anything, what
+   cannot be reproduced faithfully (with the JSON path).
+2. A cleanup guard starts (``guard.py``); ``probe.py`` records the machine's facts (kernel, HZ,
+   preemption, lockdown, base slice and whether its knob is writable, feature mask, DL bandwidth,
+   cgroup flavour, RT group runtime, autogroup) and the run is refused if DEADLINE admission
+   would fail.
+3. ``cgroups.py`` makes the run's group (isolation) and the workload's task groups.
+4. The busy loop is calibrated, the capture starts (``capture.py``: tracefs instance or perf),
+   and one native worker process per workload process starts its threads, which set themselves
+   up (cgroup, affinity, sched_setattr, timer slack) and begin together at a common start time.
+5. After the end time: the capture stops (dropped events counted), DEADLINE bandwidth is
+   re-read (a leak is repaired and reported), and the trace is imported over [start, end]; each
+   worker thread's own /proc counters are set beside the trace's numbers.
+6. Always, also on error, Ctrl-C and SIGTERM: the journal is undone (workers killed, instance
+   removed, cgroups removed, mounts undone); the guard does the same if the runner is killed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any, Dict, List, Optional, Tuple
+
+from ..api import SimResult, check, import_trace
+from . import capture, cgroups
+from .plan import HostError, Plan, duration_ns, make
+from .probe import cpu_times, dl_total_bw, kernel_version, online_cpus, probe
+from .undo import Journal
+
+WORKER = os.path.join(os.path.dirname(__file__), "..", "..", "..", "target", "release", "schedlab-worker")
+# Time between launching the workers and their common start: they set themselves up meanwhile.
+SETUP_NS = 300_000_000
+
+
+def _sync_slots(plan: Plan, tmp: str) -> Optional[Tuple[str, int]]:
+    """Give every sync object and shared timer a slot of the shared file; rewrite events to use it."""
+    if not plan.sync:
+        return None
+    slot = {name: i for i, name in enumerate(sorted(plan.sync))}
+    for threads in plan.procs.values():
+        for th in threads:
+            out = []
+            for e in th["events"]:
+                k = e[0]
+                if k == "timer":
+                    out.append(["timer", e[1], e[2], None if e[3] is None else slot[e[3]]])
+                elif k == "wait":
+                    out.append(["wait", slot[e[1]], slot[e[2]]])
+                elif k == "barrier":
+                    out.append(["barrier", slot[e[1]], plan.sync[e[1]]])
+                elif k in ("lock", "unlock", "signal", "broad", "suspend", "resume"):
+                    out.append([k, slot[e[1]]])
+                else:
+                    out.append(e)
+            th["events"] = out
+    path = os.path.join(tmp, "sync")
+    with open(path, "wb") as f:
+        f.write(bytes(16 * len(slot)))
+    return path, len(slot)
+
+
+def _check_dl(plan: Plan, facts: Dict[str, Any]) -> None:
+    if not plan.dl:
+        return
+    need = sum(r / p for _, r, p in plan.dl)
+    cap, used = facts.get("dl_bw_capacity"), facts.get("dl_bw_reserved")
+    if cap is None:
+        raise HostError("SCHED_DEADLINE: cannot read the root domain's DL bandwidth from "
+                        "/sys/kernel/debug/sched/debug (debugfs), so neither admission nor a bandwidth "
+                        "leak could be checked")
+    if used + need > cap + 1e-9:
+        raise HostError(f"SCHED_DEADLINE: the workload needs {need:.3f} CPUs of DL bandwidth but the root "
+                        f"domain has {cap - used:.3f} of {cap:.3f} left (admission would fail with EBUSY)")
+
+
+def _repair_dl_leak(facts: Dict[str, Any]) -> Optional[str]:
+    """If DL bandwidth stayed reserved after the run, rebuild the sched domains (host.md §2)."""
+    before, after = facts.get("dl_bw_reserved"), dl_total_bw()
+    facts["dl_bw_reserved_after"] = after
+    if before is None or after is None or after <= before + 1e-6:
+        return None
+    cpuset = "/sys/fs/cgroup/cpuset"
+    msg = f"DL bandwidth {after:.6f} reserved after the run, {before:.6f} before (kernel leak, host.md §2)"
+    if os.path.isdir(cpuset):
+        d = os.path.join(cpuset, f"schedlab-rebuild-{os.getpid()}")
+        try:
+            os.mkdir(d)
+            with open(os.path.join(cpuset, "cpuset.cpus"), encoding="utf-8") as f:
+                cpus = f.read().strip()
+            with open(os.path.join(d, "cpuset.cpus"), "w", encoding="utf-8") as f:
+                f.write(cpus)
+        finally:
+            os.rmdir(d)
+        fixed = dl_total_bw()
+        facts["dl_bw_reserved_repaired"] = fixed
+        msg += f"; repaired by a sched-domain rebuild: now {fixed:.6f}"
+    return msg
+
+
+def _launch(worker: str, plan: Plan, tmp: str, journal: Journal,
+            common: Dict[str, Any]) -> List[subprocess.Popen]:
+    workers = []
+    for name, threads in plan.procs.items():
+        p = os.path.join(tmp, f"{name}.json")
+        with open(p, "w", encoding="utf-8") as f:
+            plans = [{k: v for k, v in th.items() if k != "group"} for th in threads]
+            json.dump({**common, "threads": plans}, f)
+        w = subprocess.Popen([worker, "run", p], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        journal.add(kill=w.pid)
+        workers.append(w)
+    return workers
+
+
+def _results(res: SimResult, outs: List[str], info: Dict[str, Any]) -> SimResult:
+    """Keep the worker threads, named as in the workload; set the /proc counters beside them."""
+    tids: Dict[int, str] = {}
+    threads: Dict[str, Dict[str, Any]] = {}
+    for out in outs:
+        for line in out.splitlines():
+            d = json.loads(line)
+            tids.setdefault(int(d["tid"]), d["thread"])
+            if "finished_ns" in d:
+                threads[d["thread"]] = {**d, "wall_ns": d["finished_ns"] - info["start_ns"]}
+    info["threads"] = threads
+    m = dict(res.metrics)
+    mine = [t for t in m["tasks"] if t["pid"] in tids]
+    others = sorted((t for t in m["tasks"] if t["pid"] not in tids), key=lambda t: -t["cpu_time_us"])
+    info["other_load"] = {
+        "cpu_ms": round(sum(t["cpu_time_us"] for t in others) / 1000, 3),
+        "top": [(t["name"], round(t["cpu_time_us"] / 1000, 3)) for t in others[:5]]}
+    m["tasks"] = [{**t, "name": tids[t["pid"]]} for t in mine]
+    m["fairness_tasks"] = [t["name"] for t in m["tasks"]]
+    warnings = list(m["warnings"])
+    if info["dropped_events"]:
+        warnings.append(f"{info['dropped_events']} trace events dropped")
+    cross = {}
+    for t in m["tasks"]:
+        th = threads.get(t["name"])
+        if not th:
+            continue
+        p = th["proc"]
+        trace_ms, proc_ms = t["cpu_time_us"] / 1000, p["run_ns"] / 1e6
+        cross[t["name"]] = {"cpu_ms": (round(trace_ms, 3), round(proc_ms, 3)),
+                            "nvcsw": (t["nvcsw"], p["nvcsw"]), "nivcsw": (t["nivcsw"], p["nivcsw"]),
+                            "worker_overhead_ms": round(th["overhead_cpu_ns"] / 1e6, 3)}
+        if proc_ms > 10 and abs(trace_ms - proc_ms) > 0.05 * proc_ms:
+            steal = sum(c["steal"] for c in info["cpu_ms"].values())
+            warnings.append(f"{t['name']}: trace CPU time {trace_ms:.1f} ms vs /proc {proc_ms:.1f} ms (the "
+                            f"trace includes hypervisor steal, /proc does not: {steal:.0f} ms stolen in all)")
+    info["crosscheck"] = cross
+    m["warnings"] = warnings
+    m["scheduler"] = f"host {info['kernel']}"
+    m["hz"] = info.get("hz") or 0
+    res._metrics = type(res.metrics)(m)
+    return res
+
+
+def _prepare(workload: str, duration_s: Optional[float], work: str) -> Tuple[Dict[str, Any], int, Plan, str]:
+    """Everything that can be refused before the machine is touched."""
+    model = check(workload)
+    dur = duration_ns(model, duration_s)
+    plan = make(model, max(online_cpus()) + 1)
+    if os.geteuid() != 0:
+        raise HostError("the host runner needs root (tracing, cgroups and scheduling attributes)")
+    if plan.slices and kernel_version() < (6, 6):
+        raise HostError(f"{model['source']}: tasks.{plan.slices[0][0]}.dl-runtime: custom fair slices "
+                        "need EEVDF (Linux 6.6+)")
+    if work not in ("oncpu", "loops"):
+        raise HostError(f"unknown work unit {work!r}; expected oncpu or loops")
+    worker = os.path.abspath(WORKER)
+    if not os.access(worker, os.X_OK):
+        raise HostError(f"{worker}: native worker missing; run scripts/setup.sh")
+    return model, dur, plan, worker
+
+
+def _measure(plan: Plan, worker: str, dur: int, work: str, cap: Any, tmp: str, journal: Journal,
+             info: Dict[str, Any]) -> Tuple[str, List[str]]:
+    """Start the capture and the workers, wait for the end; returns the trace file and worker outputs."""
+    sync = _sync_slots(plan, tmp)
+    npl = json.loads(subprocess.run([worker, "calibrate"], capture_output=True, text=True,
+                                    check=True).stdout)["ns_per_loop"]
+    cap.start()
+    times0 = cpu_times()
+    start = time.clock_gettime_ns(time.CLOCK_MONOTONIC) + SETUP_NS
+    common = {"start_at_ns": start, "end_at_ns": start + dur, "ns_per_loop": npl, "work": work}
+    if sync:
+        common.update(sync_file=sync[0], sync_slots=sync[1])
+    outs = []
+    for w in _launch(worker, plan, tmp, journal, common):
+        out, err = w.communicate(timeout=(SETUP_NS + dur) / 1e9 + 30)
+        if w.returncode != 0:
+            raise HostError(f"worker failed: {err.strip()}")
+        outs.append(out)
+    times1 = cpu_times()
+    info["cpu_ms"] = {c: {k: round(times1[c][k] - times0[c][k], 1) for k in times1[c]}
+                      for c in times1 if c in times0}
+    trace_path = os.path.join(tmp, "trace.txt")
+    info.update({"backend": cap.name, "work": work, "ns_per_loop": npl, "duration_ns": dur,
+                 "start_ns": start, "dropped_events": cap.stop(trace_path), "notes": plan.notes})
+    return trace_path, outs
+
+
+def run(workload: str, duration_s: Optional[float] = None, backend: str = "tracefs", isolate: bool = True,
+        work: str = "oncpu", keep_trace: Optional[str] = None) -> Tuple[SimResult, Dict[str, Any]]:
+    """Run `workload` on this machine's kernel; returns the result and the machine facts.
+
+    ``keep_trace``: also copy the raw recorded trace text there."""
+    _, dur, plan, worker = _prepare(workload, duration_s, work)
+    tmp = tempfile.mkdtemp(prefix="schedlab-host-")
+    journal = Journal(os.path.join(tmp, "journal"))
+    guard = subprocess.Popen([sys.executable, "-m", "schedlab.host.guard", journal.path],
+                             stdin=subprocess.PIPE, start_new_session=True)
+
+    def on_term(*_: object) -> None:
+        raise KeyboardInterrupt()
+
+    old_term = signal.signal(signal.SIGTERM, on_term)
+    info: Dict[str, Any] = {}
+    try:
+        info.update(probe(journal))
+        _check_dl(plan, info)
+        info["isolated_in"] = cgroups.setup(plan, info["cgroup"], journal, isolate)
+        cap = capture.backend(backend, journal, tmp)
+        trace_path, outs = _measure(plan, worker, dur, work, cap, tmp, journal, info)
+        if plan.slices:
+            info["notes"].append("custom slices set per task with sched_setattr (sched_runtime of SCHED_OTHER)")
+        leak = _repair_dl_leak(info) if plan.dl else None
+        if leak:
+            info["notes"].append(leak)
+        imp = import_trace(trace_path, tolerant=True, window=(info["start_ns"], info["start_ns"] + dur))
+        if keep_trace:
+            shutil.copyfile(trace_path, keep_trace)
+    finally:
+        problems = journal.undo()
+        if guard.stdin:
+            guard.stdin.close()
+        guard.wait(timeout=30)
+        signal.signal(signal.SIGTERM, old_term)
+        for p in problems:
+            print(f"schedlab: cleanup: could not undo {p}", file=sys.stderr)
+        shutil.rmtree(tmp, ignore_errors=True)
+    if problems:
+        raise HostError("cleanup incomplete: " + "; ".join(problems))
+    info["repairs"] = imp.repairs
+    return _results(imp.result, outs, info), info
+
+
+def facts() -> Dict[str, Any]:
+    """The machine's facts (mounts needed to read them are undone before returning)."""
+    tmp = tempfile.mkdtemp(prefix="schedlab-probe-")
+    journal = Journal(os.path.join(tmp, "journal"))
+    try:
+        return probe(journal)
+    finally:
+        journal.undo()
+        os.remove(journal.path)
+        os.rmdir(tmp)
+
+
+__all__ = ["HostError", "run", "make", "facts"]

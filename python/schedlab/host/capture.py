@@ -1,0 +1,128 @@
+"""Recording the scheduler while the workers run (host.md §1.5).
+
+* ``tracefs`` (default): a private instance, ``mono`` clock (= CLOCK_MONOTONIC, the workers'
+  clock), non-overwrite (a full buffer drops new events and counts them instead of silently
+  overwriting old ones), 16 MB per CPU, ``record-tgid``; read as text after the run, so no reader
+  perturbs the measurement. Dropped events are summed from ``per_cpu/*/stats``.
+* ``perf``: ``perf record -a -k mono`` of the same tracepoints, then ``perf script --ns``; for
+  machines where tracefs cannot be mounted or written. Lost events from ``perf report --stats``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from typing import List, Optional
+
+from .plan import HostError
+from .probe import TRACEFS, mount
+from .undo import Journal
+
+EVENTS = ["sched_switch", "sched_waking", "sched_wakeup", "sched_wakeup_new", "sched_migrate_task",
+          "sched_process_exit"]
+BUFFER_KB = 16384
+
+
+def _write(path: str, value: str) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(value)
+
+
+class Tracefs:
+    name = "tracefs"
+
+    def __init__(self, journal: Journal) -> None:
+        try:
+            mount("tracefs", TRACEFS, journal)
+        except HostError as e:
+            raise HostError(f"{e} (try --backend perf)") from None
+        self.inst = os.path.join(TRACEFS, "instances", f"schedlab-{os.getpid()}")
+        journal.add(instance=self.inst)
+        try:
+            os.mkdir(self.inst)
+            _write(os.path.join(self.inst, "trace_clock"), "mono")
+            _write(os.path.join(self.inst, "buffer_size_kb"), str(BUFFER_KB))
+            _write(os.path.join(self.inst, "options", "overwrite"), "0")
+            _write(os.path.join(self.inst, "options", "record-tgid"), "1")
+            for e in EVENTS:
+                _write(os.path.join(self.inst, "events", "sched", e, "enable"), "1")
+        except OSError as e:
+            raise HostError(f"tracefs instance {self.inst}: {e} (try --backend perf)") from None
+
+    def start(self) -> None:
+        _write(os.path.join(self.inst, "tracing_on"), "1")
+
+    def marker(self, text: str) -> None:
+        _write(os.path.join(self.inst, "trace_marker"), text)
+
+    def stop(self, out: str) -> int:
+        """Stop, write the trace text to `out`; returns the number of dropped events."""
+        _write(os.path.join(self.inst, "tracing_on"), "0")
+        dropped = 0
+        for c in sorted(os.listdir(os.path.join(self.inst, "per_cpu"))):
+            with open(os.path.join(self.inst, "per_cpu", c, "stats"), encoding="utf-8") as f:
+                for line in f:
+                    if line.startswith(("dropped events:", "overrun:")):
+                        dropped += int(line.split(":")[1])
+        shutil.copyfile(os.path.join(self.inst, "trace"), out)
+        return dropped
+
+
+class Perf:
+    name = "perf"
+
+    def __init__(self, journal: Journal, tmp: str) -> None:
+        self.perf = shutil.which("perf")
+        if not self.perf:
+            raise HostError("the perf backend needs `perf` on PATH")
+        self.journal, self.data = journal, os.path.join(tmp, "perf.data")
+        self.proc: Optional[subprocess.Popen] = None
+        # perf mounts tracefs itself to resolve tracepoints, and leaves it mounted.
+        if not os.path.ismount(TRACEFS):
+            journal.add(umount=TRACEFS)
+
+    def start(self) -> None:
+        cmd = [self.perf, "record", "-q", "-a", "-k", "mono", "-m", "4M", "-o", self.data] + \
+            sum((["-e", f"sched:{e}"] for e in EVENTS), [])
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.journal.add(kill=self.proc.pid)
+        # perf writes its header once the events are open; give it until then.
+        for _ in range(100):
+            if self.proc.poll() is not None:
+                err = self.proc.stderr.read().strip() if self.proc.stderr else ""
+                raise HostError(f"perf record failed: {err}")
+            if os.path.exists(self.data) and os.path.getsize(self.data) > 0:
+                break
+            time.sleep(0.02)
+        time.sleep(0.1)
+
+    def marker(self, text: str) -> None:
+        pass
+
+    def stop(self, out: str) -> int:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGINT)
+        _, err = self.proc.communicate(timeout=60)
+        if self.proc.returncode not in (0, -signal.SIGINT, 130):
+            raise HostError(f"perf record failed: {err.strip()}")
+        with open(out, "w", encoding="utf-8") as f:
+            r = subprocess.run([self.perf, "script", "--ns", "-F", "comm,pid,tid,cpu,time,event,trace",
+                                "-i", self.data], stdout=f, stderr=subprocess.PIPE, text=True)
+        if r.returncode != 0:
+            raise HostError(f"perf script failed: {r.stderr.strip()}")
+        stats = subprocess.run([self.perf, "report", "--stats", "-i", self.data], capture_output=True,
+                               text=True)
+        lost: List[int] = [int(x) for x in re.findall(r"LOST(?:_SAMPLES)? events:\s*(\d+)", stats.stdout)]
+        return sum(lost)
+
+
+def backend(name: str, journal: Journal, tmp: str):  # -> Tracefs | Perf
+    if name == "tracefs":
+        return Tracefs(journal)
+    if name == "perf":
+        return Perf(journal, tmp)
+    raise HostError(f"unknown capture backend {name!r}; expected tracefs or perf")

@@ -1,0 +1,117 @@
+"""The run's cgroups (host.md §2, §4): one group for the whole run, ``schedlab-PID``, and the
+workload's task groups below it, each created through the undo journal.
+
+* cgroup v1 ``cpu`` (this machine): ``cpu.shares``; a thread joins by writing its tid to its
+  group's ``tasks``. Under RT_GROUP_SCHED a group's RT tasks need ``cpu.rt_runtime_us`` > 0
+  (EPERM otherwise): the run group gets what the root has left, and groups holding RT tasks
+  share their parent's equally.
+* cgroup2 with the ``cpu`` controller: ``cpu.weight`` = shares × 100 / 1024 (the kernel's own
+  mapping, clamped to [1, 10000]); task groups are *threaded* so that threads of one process can
+  sit in different groups; a thread joins the run group's ``cgroup.procs`` then its group's
+  ``cgroup.threads``.
+
+Isolation: with ``cpu.shares`` 262144 (``cpu.weight`` 10000) the run group outweighs any other
+session's autogroup on a shared machine, where root-level tasks would otherwise take about half
+of a CPU (host.md §4).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, List, Optional
+
+from .plan import HostError, Plan
+from .probe import read
+from .undo import Journal
+
+ISOLATE_SHARES, ISOLATE_WEIGHT = 262144, 10000
+
+
+def _write(path: str, value: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(value)
+    except OSError as e:
+        raise HostError(f"cgroup: writing {value!r} to {path}: {e.strerror}") from e
+
+
+def _mkdir(path: str, journal: Journal) -> None:
+    journal.add(rmdir=path)
+    try:
+        os.mkdir(path)
+    except OSError as e:
+        raise HostError(f"cgroup: mkdir {path}: {e.strerror}") from e
+
+
+def _ancestors(group: str) -> List[str]:
+    """'/a/b' -> ['/', '/a', '/a/b']."""
+    parts = [p for p in group.split("/") if p]
+    return ["/"] + ["/" + "/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def _rt_runtime(plan: Plan, root: str, lab_name: str) -> Dict[str, int]:
+    """RT runtime (µs per period) of each run group that holds RT tasks, or has such children."""
+    need = {a for g in plan.rt_groups for a in _ancestors(g)}
+    if not need:
+        return {}
+    total = int(read(os.path.join(root, "cpu.rt_runtime_us")) or 0)
+    taken = sum(int(read(os.path.join(root, d, "cpu.rt_runtime_us")) or 0) for d in os.listdir(root)
+                if d != lab_name and os.path.isdir(os.path.join(root, d)))
+    left = total - taken
+    if left < 1000:
+        raise HostError(f"cgroup: RT tasks need RT runtime in their group (RT_GROUP_SCHED), but the root "
+                        f"group has {max(left, 0)} us of {total} us per period left")
+    out = {"/": left}
+    for g in sorted(need, key=lambda x: x.count("/") if x != "/" else 0):
+        if g == "/":
+            continue
+        parent = "/" + "/".join(g.strip("/").split("/")[:-1])
+        parent = parent if parent != "/" else "/"
+        siblings = [s for s in need if s != "/" and s.rsplit("/", 1)[0] == g.rsplit("/", 1)[0]]
+        out[g] = out[parent] // len(siblings)
+    return out
+
+
+def setup(plan: Plan, cg: Dict[str, Any], journal: Journal, isolate: bool) -> Optional[str]:
+    """Create the run's groups; fills each thread's ``cgroup_files``; returns the run group path."""
+    if not isolate and not plan.groups:
+        return None
+    if cg["flavour"] is None:
+        raise HostError("cgroup: neither cgroup v1 `cpu` nor cgroup2 with the cpu controller is available "
+                        "(needed for task groups and for isolating the run; --no-isolate runs without)")
+    root, v1 = cg["root"], cg["flavour"] == "v1"
+    name = f"schedlab-{os.getpid()}"
+    lab = os.path.join(root, name)
+    if not v1 and "cpu" not in (read(os.path.join(root, "cgroup.subtree_control")) or "").split():
+        raise HostError(f"cgroup: {root}/cgroup.subtree_control does not enable cpu; the runner does not "
+                        "change the root's controllers")
+    _mkdir(lab, journal)
+    shares = dict(plan.groups)
+    if v1:
+        _write(os.path.join(lab, "cpu.shares"), str(ISOLATE_SHARES if isolate else 1024))
+        rt = _rt_runtime(plan, root, name) if cg["rt_group_sched"] else {}
+        if "/" in rt:
+            _write(os.path.join(lab, "cpu.rt_runtime_us"), str(rt["/"]))
+    else:
+        rt = {}
+        _write(os.path.join(lab, "cpu.weight"), str(ISOLATE_WEIGHT if isolate else 100))
+    for g, _ in plan.groups:  # parents come first (the workload parser orders them)
+        d = lab + g
+        _mkdir(d, journal)
+        if v1:
+            _write(os.path.join(d, "cpu.shares"), str(shares[g]))
+            if g in rt:
+                _write(os.path.join(d, "cpu.rt_runtime_us"), str(rt[g]))
+        else:
+            _write(os.path.join(d, "cgroup.type"), "threaded")
+            _write(os.path.join(os.path.dirname(d), "cgroup.subtree_control"), "+cpu")
+            _write(os.path.join(d, "cpu.weight"), str(min(10000, max(1, round(shares[g] * 100 / 1024)))))
+    for threads in plan.procs.values():
+        for th in threads:
+            d = lab + (th["group"] if th["group"] != "/" else "")
+            th["cgroup_files"] = ([os.path.join(d, "tasks")] if v1 else
+                                  [os.path.join(lab, "cgroup.procs"), os.path.join(d, "cgroup.threads")])
+    plan.notes.extend(
+        [f"rt: group {g} has cpu.rt_runtime_us {v} (RT_GROUP_SCHED; the simulator throttles RT per CPU)"
+         for g, v in sorted(rt.items())])
+    return lab
