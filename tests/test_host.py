@@ -165,3 +165,25 @@ def test_killing_the_runner_leaves_nothing_behind(tmp_path):
     assert _state() == before
     if dl0 is not None:
         assert _dl_reserved() == pytest.approx(dl0, abs=1e-4)
+
+
+@needs_root
+def test_compare_runs_simulator_and_host(tmp_path):
+    wl = tmp_path / "w.json"
+    wl.write_text(json.dumps({"global": {"duration": 1},
+                              "tasks": {"hog": {"instance": 2, "cpus": [0], "run": 100000}}}))
+    out = tmp_path / "c.json"
+    r = run("compare", "--workload", str(wl), "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    c = json.loads(out.read_text())
+    assert [row["task"] for row in c["tasks"]] == ["hog-0", "hog-1"]
+    # Two pinned hogs: half a CPU each in both, so the relative differences stay small.
+    for row in c["tasks"]:
+        sim, hostv, _ = row["cpu_share"]
+        assert sim == pytest.approx(0.5, abs=0.01) and 0.35 < hostv < 0.6
+    assert c["run"]["jain_fairness"][1] > 0.9
+
+
+def test_compare_needs_two_files_or_a_workload():
+    r = run("compare")
+    assert r.returncode == 2 and "two metrics files (A B) or --workload" in r.stderr

@@ -144,8 +144,13 @@ def _parser() -> argparse.ArgumentParser:
     hps.add_parser("probe", help="print what this machine allows (lockdown, cgroups, DL bandwidth, ...)")
 
     cp = sub.add_parser("compare", help="two runs' metrics side by side (simulator and/or trace)")
-    cp.add_argument("a", help="metrics JSON A (schedlab run --json or trace import --json)")
-    cp.add_argument("b", help="metrics JSON B")
+    cp.add_argument("a", nargs="?", help="metrics JSON A (schedlab run --json or trace import --json)")
+    cp.add_argument("b", nargs="?", help="metrics JSON B")
+    cp.add_argument("--workload", metavar="FILE",
+                    help="instead of A and B: run FILE in the simulator (A) and on this machine's kernel "
+                    "(B, root)")
+    cp.add_argument("--scheduler", help="simulator for --workload (default: the one matching the running "
+                    "kernel: eevdf from 6.6, else cfs)")
     cp.add_argument("--match", choices=["name", "pid"], default="name",
                     help="match tasks by name, or by recorded pid (a trace against its replay)")
     cp.add_argument("--json", metavar="FILE", help="write the comparison as JSON")
@@ -312,16 +317,38 @@ def _cmd_host(a: argparse.Namespace) -> int:
     return 0
 
 
+def _sim_and_host(a: argparse.Namespace) -> Tuple[dict, dict]:
+    """Metrics of `a.workload` in the simulator (the host's CPU count and HZ) and on the host."""
+    from . import host
+    from .host.probe import kernel_version
+
+    res, info = host.run(a.workload)
+    kernel = kernel_version()
+    sched = a.scheduler or ("eevdf" if kernel >= (6, 6) else "cfs")
+    sim = simulate(a.workload, sched, len(info["cpus"]), hz=info.get("hz") or 250)
+    return dict(sim.metrics), dict(res.metrics)
+
+
 def _cmd_compare(a: argparse.Namespace) -> int:
     from . import compare as cmp
+    from . import host
 
     try:
-        ma, mb = cmp.load(a.a), cmp.load(a.b)
-    except (ValueError, json.JSONDecodeError) as e:
+        if a.workload:
+            if a.a or a.b:
+                raise ValueError("give either two metrics files or --workload, not both")
+            ma, mb = _sim_and_host(a)
+            names = (f"simulator ({ma['scheduler']})", mb["scheduler"])
+        else:
+            if not (a.a and a.b):
+                raise ValueError("compare needs two metrics files (A B) or --workload FILE")
+            ma, mb = cmp.load(a.a), cmp.load(a.b)
+            names = (f"{a.a} ({ma['scheduler']})", f"{a.b} ({mb['scheduler']})")
+    except (ValueError, json.JSONDecodeError, host.HostError) as e:
         print(f"schedlab: error: {e}", file=sys.stderr)
         return 2
     c = cmp.compare(ma, mb, a.match)
-    print(cmp.table(c, f"{a.a} ({ma['scheduler']})", f"{a.b} ({mb['scheduler']})"))
+    print(cmp.table(c, *names))
     if a.json:
         _write_json(a.json, c)
     return 0

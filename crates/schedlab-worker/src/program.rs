@@ -113,7 +113,9 @@ fn busy(ns: u64, work: Work, ns_per_loop: f64, end: u64) -> u64 {
             let mut usual = CHUNK_NS;
             let (mut done, mut t) = (0u64, now_ns());
             while done < ns && t < end {
-                spin(chunk);
+                // The last chunk only as long as the work left (a 2 µs run
+                // must not spin 20 µs).
+                spin(chunk.min((((ns - done) as f64 / ns_per_loop) as u64).max(1)));
                 let t2 = now_ns();
                 let took = t2 - t;
                 // Chunks vary 12-140 µs uninterrupted on the shared VM this

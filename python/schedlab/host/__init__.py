@@ -137,9 +137,14 @@ def _results(res: SimResult, outs: List[str], info: Dict[str, Any]) -> SimResult
     others = sorted((t for t in m["tasks"] if t["pid"] not in tids), key=lambda t: -t["cpu_time_us"])
     info["other_load"] = {
         "cpu_ms": round(sum(t["cpu_time_us"] for t in others) / 1000, 3),
+        # Times other tasks left a CPU (each ran once before): how often the run was interrupted.
+        "runs": sum(t["nvcsw"] + t["nivcsw"] for t in others),
         "top": [(t["name"], round(t["cpu_time_us"] / 1000, 3)) for t in others[:5]]}
     m["tasks"] = [{**t, "name": tids[t["pid"]]} for t in mine]
     m["fairness_tasks"] = [t["name"] for t in m["tasks"]]
+    xs = [t["cpu_time_us"] for t in m["tasks"]]
+    # Jain's index over the workload's threads only (the trace's other tasks left out).
+    m["jain_fairness"] = sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs)) if any(xs) else 1.0
     warnings = list(m["warnings"])
     if info["dropped_events"]:
         warnings.append(f"{info['dropped_events']} trace events dropped")
