@@ -64,6 +64,9 @@ pub fn apply(t: &ThreadPlan) -> Result<(), String> {
             .map_err(|e| format!("{}: joining cgroup ({file}): {e}", t.name))?;
     }
     if let Some(cpus) = &t.cpus {
+        if let Some(c) = cpus.iter().find(|c| **c >= libc::CPU_SETSIZE as usize) {
+            return Err(format!("{}: CPU {c} is beyond CPU_SETSIZE", t.name));
+        }
         // SAFETY: a zeroed cpu_set_t filled with CPU_SET, passed by pointer with its size.
         let rc = unsafe {
             let mut set: libc::cpu_set_t = std::mem::zeroed();

@@ -4,8 +4,9 @@
 //! thread per workload task, each executing an rt-app-like program on the
 //! live kernel:
 //!
-//! * `schedlab-worker calibrate` prints the cost of one busy-loop iteration
-//!   in ns (median of several timed runs), as rt-app calibrates `run`;
+//! * `schedlab-worker calibrate [CPU]` prints the cost of one busy-loop
+//!   iteration in ns (the fastest of several timed runs) on CPU (default:
+//!   where it runs), as rt-app calibrates `run` on its calibration CPU;
 //! * `schedlab-worker run PLAN.json` runs a plan (below) and prints one JSON
 //!   line per thread when it starts (`{"thread", "tid"}`) and when it ends
 //!   (`{"thread", "tid", "loops", "cpu_ns", "overruns", "started_ns",
@@ -116,7 +117,33 @@ fn default_work() -> Work {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     match args.get(1).map(String::as_str) {
-        Some("calibrate") => println!("{{\"ns_per_loop\": {:.6}}}", program::calibrate()),
+        Some("calibrate") => {
+            // On the CPU given (rt-app's `"calibration": "CPUn"`), else where it runs.
+            if let Some(cpu) = args.get(2) {
+                let Some(cpu) = cpu
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|c| *c < libc::CPU_SETSIZE as usize)
+                else {
+                    eprintln!("usage: schedlab-worker calibrate [CPU]");
+                    std::process::exit(2);
+                };
+                // SAFETY: a zeroed cpu_set_t with one CPU set, passed with its size.
+                let rc = unsafe {
+                    let mut set: libc::cpu_set_t = std::mem::zeroed();
+                    libc::CPU_SET(cpu, &mut set);
+                    libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+                };
+                if rc != 0 {
+                    eprintln!(
+                        "schedlab-worker: calibrate on CPU {cpu}: {}",
+                        std::io::Error::last_os_error()
+                    );
+                    std::process::exit(1);
+                }
+            }
+            println!("{{\"ns_per_loop\": {:.6}}}", program::calibrate())
+        }
         Some("run") => {
             // SAFETY: ask to be killed with the runner; plain integer arguments.
             unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
@@ -182,7 +209,7 @@ fn main() {
             std::process::exit(if failed { 1 } else { 0 });
         }
         _ => {
-            eprintln!("usage: schedlab-worker calibrate | run PLAN.json");
+            eprintln!("usage: schedlab-worker calibrate [CPU] | run PLAN.json");
             std::process::exit(2);
         }
     }

@@ -103,6 +103,27 @@ fn threads_stop_at_the_end_time() {
 }
 
 #[test]
+fn calibrates_on_the_cpu_asked() {
+    let ok = Command::new(BIN)
+        .args(["calibrate", "0"])
+        .output()
+        .expect("runs");
+    assert!(ok.status.success());
+    let bad = Command::new(BIN)
+        .args(["calibrate", "100000"])
+        .output()
+        .expect("runs");
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("usage: schedlab-worker calibrate [CPU]"));
+    let bad = Command::new(BIN)
+        .args(["calibrate", "1023"])
+        .output()
+        .expect("runs");
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("calibrate on CPU 1023"));
+}
+
+#[test]
 fn bad_plans_fail_clearly() {
     let start = now_ns();
     let (ok, _, err) = run(serde_json::json!({

@@ -192,8 +192,14 @@ def _measure(plan: Plan, worker: str, dur: int, work: str, cap: Any, tmp: str, j
              info: Dict[str, Any]) -> Tuple[str, List[str]]:
     """Start the capture and the workers, wait for the end; returns the trace file and worker outputs."""
     sync = _sync_slots(plan, tmp)
-    npl = json.loads(subprocess.run([worker, "calibrate"], capture_output=True, text=True,
-                                    check=True).stdout)["ns_per_loop"]
+    # rt-app calibrates on its calibration CPU ("CPUn"); a fixed ns-per-loop in the workload is for
+    # rt-app's own loop, not ours, so ours is measured on CPU 0 then.
+    cal = plan.calibration_cpu
+    r = subprocess.run([worker, "calibrate", str(cal)], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise HostError(f"calibration on CPU {cal}: {r.stderr.strip()}")
+    npl = json.loads(r.stdout)["ns_per_loop"]
+    info["calibration_cpu"] = cal
     cap.start()
     times0 = cpu_times()
     start = time.clock_gettime_ns(time.CLOCK_MONOTONIC) + SETUP_NS

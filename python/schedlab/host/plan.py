@@ -41,6 +41,7 @@ class Plan:
         # Sync object name -> number of threads that use it (barriers wait for all of them).
         self.sync: Dict[str, int] = {}
         self.notes: List[str] = []
+        self.calibration_cpu = 0
 
 
 def _events(task: Dict[str, Any], src: str, sync: Dict[str, int]) -> List[List[Any]]:
@@ -88,7 +89,12 @@ def make(model: Dict[str, Any], ncpus: int) -> Plan:
     """Worker plans for `model` on a machine with CPUs 0..ncpus-1, or HostError naming the path."""
     src = model["source"]
     plan = Plan()
-    plan.groups = [(g["path"], int(g["shares"])) for g in model["taskgroups"]]
+    plan.groups = sorted(((g["path"], int(g["shares"])) for g in model["taskgroups"]),
+                         key=lambda g: g[0].count("/"))
+    cal = model["calibration"].get("Cpu", 0)
+    if cal >= ncpus:
+        raise HostError(f"{src}: global.calibration: CPU{cal} is not on this machine (it has {ncpus})")
+    plan.calibration_cpu = cal
     for t in model["tasks"]:
         a = t["attrs"]
         path = f"{src}: tasks.{t['name']}"
