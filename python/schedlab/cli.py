@@ -320,11 +320,10 @@ def _cmd_host(a: argparse.Namespace) -> int:
 def _sim_and_host(a: argparse.Namespace) -> Tuple[dict, dict]:
     """Metrics of `a.workload` in the simulator (the host's CPU count and HZ) and on the host."""
     from . import host
-    from .host.probe import kernel_version
+    from .host.probe import matching_scheduler
 
     res, info = host.run(a.workload)
-    kernel = kernel_version()
-    sched = a.scheduler or ("eevdf" if kernel >= (6, 6) else "cfs")
+    sched = a.scheduler or matching_scheduler()
     sim = simulate(a.workload, sched, len(info["cpus"]), hz=info.get("hz") or 250)
     return dict(sim.metrics), dict(res.metrics)
 

@@ -6,11 +6,13 @@ use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_schedlab-worker");
 
+/// Run the worker with `args`.
+fn worker(args: &[&str]) -> std::process::Output {
+    Command::new(BIN).args(args).output().expect("worker runs")
+}
+
 fn calibrate() -> f64 {
-    let out = Command::new(BIN)
-        .arg("calibrate")
-        .output()
-        .expect("worker runs");
+    let out = worker(&["calibrate"]);
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     v["ns_per_loop"].as_f64().expect("number")
@@ -104,23 +106,15 @@ fn threads_stop_at_the_end_time() {
 
 #[test]
 fn calibrates_on_the_cpu_asked() {
-    let ok = Command::new(BIN)
-        .args(["calibrate", "0"])
-        .output()
-        .expect("runs");
-    assert!(ok.status.success());
-    let bad = Command::new(BIN)
-        .args(["calibrate", "100000"])
-        .output()
-        .expect("runs");
-    assert!(!bad.status.success());
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("usage: schedlab-worker calibrate [CPU]"));
-    let bad = Command::new(BIN)
-        .args(["calibrate", "1023"])
-        .output()
-        .expect("runs");
-    assert!(!bad.status.success());
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("calibrate on CPU 1023"));
+    assert!(worker(&["calibrate", "0"]).status.success());
+    for (cpu, says) in [
+        ("100000", "usage: schedlab-worker calibrate [CPU]"),
+        ("1023", "calibrate on CPU 1023"),
+    ] {
+        let bad = worker(&["calibrate", cpu]);
+        assert!(!bad.status.success());
+        assert!(String::from_utf8_lossy(&bad.stderr).contains(says), "{cpu}");
+    }
 }
 
 #[test]

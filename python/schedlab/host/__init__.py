@@ -34,8 +34,8 @@ from typing import Any, Dict, List, Optional, Tuple
 from ..api import SimResult, check, import_trace
 from . import capture, cgroups
 from .plan import HostError, Plan, duration_ns, make
-from .probe import cpu_times, dl_total_bw, kernel_version, online_cpus, probe
-from .undo import Journal
+from .probe import EEVDF_SINCE, cpu_times, dl_total_bw, kernel_version, online_cpus, probe, read
+from .undo import Journal, write
 
 WORKER = os.path.join(os.path.dirname(__file__), "..", "..", "..", "target", "release", "schedlab-worker")
 # Time between launching the workers and their common start: they set themselves up meanwhile.
@@ -83,7 +83,7 @@ def _check_dl(plan: Plan, facts: Dict[str, Any]) -> None:
                         f"domain has {cap - used:.3f} of {cap:.3f} left (admission would fail with EBUSY)")
 
 
-def _repair_dl_leak(facts: Dict[str, Any]) -> Optional[str]:
+def _repair_dl_leak(facts: Dict[str, Any], journal: Journal) -> Optional[str]:
     """If DL bandwidth stayed reserved after the run, rebuild the sched domains (host.md §2)."""
     before, after = facts.get("dl_bw_reserved"), dl_total_bw()
     facts["dl_bw_reserved_after"] = after
@@ -93,12 +93,11 @@ def _repair_dl_leak(facts: Dict[str, Any]) -> Optional[str]:
     msg = f"DL bandwidth {after:.6f} reserved after the run, {before:.6f} before (kernel leak, host.md §2)"
     if os.path.isdir(cpuset):
         d = os.path.join(cpuset, f"schedlab-rebuild-{os.getpid()}")
+        # Journaled like every other cgroup, in case the runner dies between mkdir and rmdir.
+        journal.add(rmdir=d)
         try:
             os.mkdir(d)
-            with open(os.path.join(cpuset, "cpuset.cpus"), encoding="utf-8") as f:
-                cpus = f.read().strip()
-            with open(os.path.join(d, "cpuset.cpus"), "w", encoding="utf-8") as f:
-                f.write(cpus)
+            write(os.path.join(d, "cpuset.cpus"), read(os.path.join(cpuset, "cpuset.cpus")) or "")
         finally:
             os.rmdir(d)
         fixed = dl_total_bw()
@@ -170,14 +169,14 @@ def _results(res: SimResult, outs: List[str], info: Dict[str, Any]) -> SimResult
     return res
 
 
-def _prepare(workload: str, duration_s: Optional[float], work: str) -> Tuple[Dict[str, Any], int, Plan, str]:
+def _prepare(workload: str, duration_s: Optional[float], work: str) -> Tuple[int, Plan, str]:
     """Everything that can be refused before the machine is touched."""
     model = check(workload)
     dur = duration_ns(model, duration_s)
     plan = make(model, max(online_cpus()) + 1)
     if os.geteuid() != 0:
         raise HostError("the host runner needs root (tracing, cgroups and scheduling attributes)")
-    if plan.slices and kernel_version() < (6, 6):
+    if plan.slices and kernel_version() < EEVDF_SINCE:
         raise HostError(f"{model['source']}: tasks.{plan.slices[0][0]}.dl-runtime: custom fair slices "
                         "need EEVDF (Linux 6.6+)")
     if work not in ("oncpu", "loops"):
@@ -185,7 +184,7 @@ def _prepare(workload: str, duration_s: Optional[float], work: str) -> Tuple[Dic
     worker = os.path.abspath(WORKER)
     if not os.access(worker, os.X_OK):
         raise HostError(f"{worker}: native worker missing; run scripts/setup.sh")
-    return model, dur, plan, worker
+    return dur, plan, worker
 
 
 def _measure(plan: Plan, worker: str, dur: int, work: str, cap: Any, tmp: str, journal: Journal,
@@ -226,7 +225,7 @@ def run(workload: str, duration_s: Optional[float] = None, backend: str = "trace
     """Run `workload` on this machine's kernel; returns the result and the machine facts.
 
     ``keep_trace``: also copy the raw recorded trace text there."""
-    _, dur, plan, worker = _prepare(workload, duration_s, work)
+    dur, plan, worker = _prepare(workload, duration_s, work)
     tmp = tempfile.mkdtemp(prefix="schedlab-host-")
     journal = Journal(os.path.join(tmp, "journal"))
     guard = subprocess.Popen([sys.executable, "-m", "schedlab.host.guard", journal.path],
@@ -245,7 +244,7 @@ def run(workload: str, duration_s: Optional[float] = None, backend: str = "trace
         trace_path, outs = _measure(plan, worker, dur, work, cap, tmp, journal, info)
         if plan.slices:
             info["notes"].append("custom slices set per task with sched_setattr (sched_runtime of SCHED_OTHER)")
-        leak = _repair_dl_leak(info) if plan.dl else None
+        leak = _repair_dl_leak(info, journal) if plan.dl else None
         if leak:
             info["notes"].append(leak)
         imp = import_trace(trace_path, tolerant=True, window=(info["start_ns"], info["start_ns"] + dur))

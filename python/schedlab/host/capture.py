@@ -20,16 +20,11 @@ from typing import List, Optional
 
 from .plan import HostError
 from .probe import TRACEFS, mount
-from .undo import Journal
+from .undo import Journal, write
 
 EVENTS = ["sched_switch", "sched_waking", "sched_wakeup", "sched_wakeup_new", "sched_migrate_task",
           "sched_process_exit"]
 BUFFER_KB = 16384
-
-
-def _write(path: str, value: str) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(value)
 
 
 class Tracefs:
@@ -44,24 +39,24 @@ class Tracefs:
         journal.add(instance=self.inst)
         try:
             os.mkdir(self.inst)
-            _write(os.path.join(self.inst, "trace_clock"), "mono")
-            _write(os.path.join(self.inst, "buffer_size_kb"), str(BUFFER_KB))
-            _write(os.path.join(self.inst, "options", "overwrite"), "0")
-            _write(os.path.join(self.inst, "options", "record-tgid"), "1")
+            write(os.path.join(self.inst, "trace_clock"), "mono")
+            write(os.path.join(self.inst, "buffer_size_kb"), str(BUFFER_KB))
+            write(os.path.join(self.inst, "options", "overwrite"), "0")
+            write(os.path.join(self.inst, "options", "record-tgid"), "1")
             for e in EVENTS:
-                _write(os.path.join(self.inst, "events", "sched", e, "enable"), "1")
+                write(os.path.join(self.inst, "events", "sched", e, "enable"), "1")
         except OSError as e:
             raise HostError(f"tracefs instance {self.inst}: {e} (try --backend perf)") from None
 
     def start(self) -> None:
-        _write(os.path.join(self.inst, "tracing_on"), "1")
+        write(os.path.join(self.inst, "tracing_on"), "1")
 
     def marker(self, text: str) -> None:
-        _write(os.path.join(self.inst, "trace_marker"), text)
+        write(os.path.join(self.inst, "trace_marker"), text)
 
     def stop(self, out: str) -> int:
         """Stop, write the trace text to `out`; returns the number of dropped events."""
-        _write(os.path.join(self.inst, "tracing_on"), "0")
+        write(os.path.join(self.inst, "tracing_on"), "0")
         dropped = 0
         for c in sorted(os.listdir(os.path.join(self.inst, "per_cpu"))):
             with open(os.path.join(self.inst, "per_cpu", c, "stats"), encoding="utf-8") as f:

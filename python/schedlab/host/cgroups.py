@@ -22,15 +22,14 @@ from typing import Any, Dict, List, Optional
 
 from .plan import HostError, Plan
 from .probe import read
-from .undo import Journal
+from .undo import Journal, write
 
 ISOLATE_SHARES, ISOLATE_WEIGHT = 262144, 10000
 
 
 def _write(path: str, value: str) -> None:
     try:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(value)
+        write(path, value)
     except OSError as e:
         raise HostError(f"cgroup: writing {value!r} to {path}: {e.strerror}") from e
 
@@ -65,9 +64,8 @@ def _rt_runtime(plan: Plan, root: str, lab_name: str) -> Dict[str, int]:
     for g in sorted(need, key=lambda x: x.count("/") if x != "/" else 0):
         if g == "/":
             continue
-        parent = "/" + "/".join(g.strip("/").split("/")[:-1])
-        parent = parent if parent != "/" else "/"
-        siblings = [s for s in need if s != "/" and s.rsplit("/", 1)[0] == g.rsplit("/", 1)[0]]
+        parent = g.rsplit("/", 1)[0] or "/"
+        siblings = [s for s in need if s != "/" and (s.rsplit("/", 1)[0] or "/") == parent]
         out[g] = out[parent] // len(siblings)
     return out
 

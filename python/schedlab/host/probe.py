@@ -138,6 +138,15 @@ def kernel_version() -> Tuple[int, int]:
     return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
+# EEVDF replaced CFS in Linux 6.6 (custom slices came with it).
+EEVDF_SINCE = (6, 6)
+
+
+def matching_scheduler() -> str:
+    """The simulator's fair class matching the running kernel: eevdf from 6.6, else cfs."""
+    return "eevdf" if kernel_version() >= EEVDF_SINCE else "cfs"
+
+
 def probe(journal: Journal) -> Dict[str, Any]:
     """The machine's facts; mounts securityfs / debugfs if needed (journaled)."""
     cfg = _config()

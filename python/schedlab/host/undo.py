@@ -62,7 +62,8 @@ def _rmdir(path: str) -> None:
     os.rmdir(path)
 
 
-def _write(path: str, value: str) -> None:
+def write(path: str, value: str) -> None:
+    """Write `value` to a kernel file (tracefs, cgroupfs, procfs)."""
     with open(path, "w", encoding="utf-8") as f:
         f.write(value)
 
@@ -83,7 +84,7 @@ def undo(path: str) -> List[str]:
                     pass
             elif "instance" in a:
                 if os.path.isdir(a["instance"]):
-                    _write(os.path.join(a["instance"], "tracing_on"), "0")
+                    write(os.path.join(a["instance"], "tracing_on"), "0")
                     os.rmdir(a["instance"])
             elif "rmdir" in a:
                 _rmdir(a["rmdir"])
@@ -93,7 +94,7 @@ def undo(path: str) -> List[str]:
                     if r.returncode != 0:
                         raise OSError(r.stderr.strip())
             elif "restore" in a:
-                _write(a["restore"], a["value"])
+                write(a["restore"], a["value"])
         except OSError as e:
             problems.append(f"{json.dumps(a)}: {e}")
     return problems

@@ -108,11 +108,12 @@ def _host_half(spec: dict, log: Callable[[str], None]) -> dict:
     import platform
     import tempfile
 
+    from ..host.probe import matching_scheduler
+
     h = spec["host"]
     cpu = [h["cpu"]]
     kernel = platform.release()
-    major, minor = (int(x) for x in kernel.split(".")[:2])
-    sim_sched = "eevdf" if (major, minor) >= (6, 6) else "cfs"
+    sim_sched = matching_scheduler()
     out: dict = {
         "kernel": kernel,
         "simulator": sim_sched,
