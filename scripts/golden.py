@@ -53,8 +53,14 @@ def _hash_run(res, tmp: str) -> Dict[str, str]:
     res.write_perfetto(path)
     with open(path, "rb") as f:
         trace = hashlib.sha256(f.read()).hexdigest()
-    metrics = hashlib.sha256(res.metrics_json().encode()).hexdigest()
-    return {"metrics": metrics, "trace": trace}
+    text = res.metrics_json()
+    metrics = hashlib.sha256(text.encode()).hexdigest()
+    # The model's output without the listing of effective tunables: a change that only
+    # moves a tunable between the engine and a policy keeps this hash and the trace's.
+    model = json.loads(text)
+    model.pop("tunables", None)
+    model = hashlib.sha256(json.dumps(model, sort_keys=True).encode()).hexdigest()
+    return {"metrics": metrics, "model": model, "trace": trace}
 
 
 def collect() -> Dict[str, Dict[str, str]]:
@@ -104,7 +110,7 @@ def compare(now: Dict[str, Dict[str, str]], then: Dict[str, Dict[str, str]]) -> 
         elif k not in now:
             problems.append(f"{k}: recorded run no longer made")
         elif now[k] != then[k]:
-            what = [f for f in ("metrics", "trace") if now[k][f] != then[k][f]]
+            what = [f for f in ("metrics", "model", "trace") if now[k][f] != then[k][f]]
             problems.append(f"{k}: {' and '.join(what)} changed")
     return problems
 
