@@ -94,8 +94,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="available frequencies (default 40..100 %% of the maximum in 10 %% steps)")
     r.add_argument("--hotplug", metavar="T=-CPU,T=+CPU",
                    help="take CPUs offline (-) and online (+) at T seconds, e.g. 5=-3,8=+3")
-    r.add_argument("--dl-policy", default="edf", choices=["edf", "llf", "illf"],
-                   help="ordering of SCHED_DEADLINE tasks: the kernel's EDF, or LLF / ILLF (seed 001)")
+    r.add_argument("--dl-policy", default="edf", choices=[d["name"] for d in schedulers()["dl_orders"]],
+                   help="ordering of SCHED_DEADLINE tasks: the kernel's EDF, or LLF / ILLF (seed 001); "
+                        "see 'schedlab schedulers'")
     r.add_argument("--hz", type=_positive, default=250)
     r.add_argument("--duration", help="override global.duration: seconds or 500ms, 2s, ...")
     r.add_argument("--seed", type=int, default=0)
@@ -221,6 +222,13 @@ def _cmd_run(a: argparse.Namespace) -> int:
     return 0
 
 
+def _tunable_lines(tunables, indent: int = 10) -> None:
+    for t in tunables:
+        unit = f" {t['unit']}" if t["unit"] and t["unit"] != "bool" else ""
+        rng = "0/1" if t["unit"] == "bool" else f"{t['min']}..{t['max']}{unit}"
+        print(f"{'':<{indent}}{t['name']:<26} default {str(t['default']) + unit:<14} [{rng}] {t['doc']}")
+
+
 def _cmd_schedulers(a: argparse.Namespace) -> int:
     info = schedulers()
     if a.json:
@@ -228,17 +236,23 @@ def _cmd_schedulers(a: argparse.Namespace) -> int:
         return 0
     for s in info["schedulers"]:
         print(f"{s['name']:<8} {s['description']}")
-        print(f"{'':<8} spec: {s['spec']}")
-        for t in s["tunables"]:
-            print(f"{'':<10}{t['name']:<26} default {t['default']:<10} {t['doc']}")
+        print(f"{'':<8} classes: {', '.join(s['classes'])}; version {s['version']}; source: {s['source']}")
+        _tunable_lines(s["tunables"])
         print()
-    print("weight policies (append to a scheduler name, e.g. eevdf+dwcfs):")
-    for p in info.get("weight_policies", []):
+    print("fair-class policies (append to a scheduler with a fair class, e.g. eevdf+dwcfs):")
+    for p in info["fair_policies"]:
         print(f"{'':<2}+{p['name']:<7} {p['description']}")
+        print(f"{'':<10}source: {p['source']}")
+        _tunable_lines(p["tunables"])
+    print()
+    print("SCHED_DEADLINE orderings (--dl-policy NAME):")
+    for p in info["dl_orders"]:
+        print(f"{'':<2}{p['name']:<8} {p['description']}")
+        print(f"{'':<10}source: {p['source']}")
+        _tunable_lines(p["tunables"])
     print()
     print("engine tunables (every scheduler):")
-    for t in info["engine_tunables"]:
-        print(f"{'':<10}{t['name']:<26} default {t['default']:<10} {t['doc']}")
+    _tunable_lines(info["engine_tunables"])
     return 0
 
 

@@ -4,7 +4,7 @@
 //! 60 s and prints events per second.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use schedlab_core::config::{SchedulerKind, SimConfig};
+use schedlab_core::config::SimConfig;
 use schedlab_core::engine::Simulator;
 use schedlab_core::workload::Workload;
 
@@ -28,9 +28,9 @@ fn bench(c: &mut Criterion) {
     let text = hogs_workload(1000, 2);
     let mut g = c.benchmark_group("hogs1000_8cpu_2s");
     g.sample_size(10);
-    for kind in [SchedulerKind::Eevdf, SchedulerKind::Cfs] {
+    for kind in ["eevdf", "cfs"] {
         let cfg = SimConfig {
-            scheduler: kind,
+            scheduler: kind.into(),
             cpus: 8,
             ..SimConfig::default()
         };
@@ -40,7 +40,7 @@ fn bench(c: &mut Criterion) {
             .map(|r| r.metrics.events + r.metrics.context_switches)
             .expect("bench workload runs");
         g.throughput(Throughput::Elements(events));
-        g.bench_function(kind.info().name, |b| {
+        g.bench_function(kind, |b| {
             b.iter(|| {
                 Simulator::new(wl.clone(), cfg.clone())
                     .and_then(|s| s.run())

@@ -1,5 +1,5 @@
 //! `cargo run --example run -- FILE [eevdf|cfs] [CPUS]`: print a run's metrics as JSON.
-use schedlab_core::config::{SchedulerKind, SimConfig};
+use schedlab_core::config::SimConfig;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -12,10 +12,7 @@ fn main() {
         std::process::exit(2)
     });
     let cfg = SimConfig {
-        scheduler: args
-            .get(2)
-            .and_then(|s| SchedulerKind::from_name(s))
-            .unwrap_or(SchedulerKind::Eevdf),
+        scheduler: args.get(2).map_or("eevdf", |s| s.as_str()).into(),
         cpus: args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1),
         trace: std::env::var("SCHEDLAB_FTRACE").is_ok(),
         ..SimConfig::default()

@@ -1,24 +1,8 @@
-//! Run configuration: scheduler choice, machine shape, tunables.
+//! Run configuration: scheduler choice, machine shape, tunable overrides.
 
-use crate::class::fair::tunables::{CFS_TUNABLES, EEVDF_TUNABLES};
 use crate::clock::Ns;
+pub use crate::tunable::{Tunable, TunableSet};
 use serde::Serialize;
-use std::collections::BTreeMap;
-
-/// A settable parameter with its default and documentation.
-#[derive(Debug, Clone, Copy, Serialize)]
-pub struct Tunable {
-    /// Name used with `--set name=value`.
-    pub name: &'static str,
-    /// Default.
-    pub default: i64,
-    /// Smallest accepted value.
-    pub min: i64,
-    /// Largest accepted value.
-    pub max: i64,
-    /// What it does.
-    pub doc: &'static str,
-}
 
 /// Engine tunables, valid for every scheduler.
 pub const ENGINE_TUNABLES: &[Tunable] = &[
@@ -27,6 +11,7 @@ pub const ENGINE_TUNABLES: &[Tunable] = &[
         default: 0,
         min: 0,
         max: 10_000_000,
+        unit: "ns",
         doc: "time a CPU spends switching tasks before the next one progresses",
     },
     Tunable {
@@ -34,41 +19,15 @@ pub const ENGINE_TUNABLES: &[Tunable] = &[
         default: 0,
         min: 0,
         max: 10_000_000,
+        unit: "ns",
         doc: "extra time before a task that changed CPU progresses (cache refill)",
-    },
-    Tunable {
-        name: "illf_swap_rule",
-        default: 1,
-        min: 0,
-        max: 1,
-        doc: "ILLF rule 4 (big/small swap at activation and pick); 0 = ablation with rules 1-3 only",
-    },
-    Tunable {
-        name: "mem_latency_ns",
-        default: 100,
-        min: 1,
-        max: 10_000,
-        doc: "memory latency L_mem: stall time per LLC miss in the synthetic PMU and for TSF's estimate",
-    },
-    Tunable {
-        name: "pmu_noise_pct",
-        default: 0,
-        min: 0,
-        max: 100,
-        doc: "seeded uniform noise on synthetic PMU miss counts, +-percent",
-    },
-    Tunable {
-        name: "tsf_cost_ns",
-        default: 0,
-        min: 0,
-        max: 1_000_000,
-        doc: "CPU time one TSF computation costs at a context switch (reading and resetting PMU counters)",
     },
     Tunable {
         name: "noise_interval_us",
         default: 0,
         min: 0,
         max: 10_000_000,
+        unit: "us",
         doc: "OS noise: mean gap between wakeups of a per-CPU kernel thread (uniform 0.5x..1.5x, seeded); 0 = off",
     },
     Tunable {
@@ -76,122 +35,17 @@ pub const ENGINE_TUNABLES: &[Tunable] = &[
         default: 20,
         min: 1,
         max: 100_000,
+        unit: "us",
         doc: "OS noise: CPU time each noise wakeup takes",
     },
 ];
 
-/// Tunable values for one run, by name (ordered: output never depends on
-/// hash order).
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct TunableSet(pub BTreeMap<String, i64>);
-
-impl TunableSet {
-    /// Value of `name`.
-    pub fn get(&self, name: &str) -> Option<i64> {
-        self.0.get(name).copied()
-    }
-}
-
-/// A scheduler that can run a simulation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum SchedulerKind {
-    /// EEVDF fair class, Linux 6.12.
-    Eevdf,
-    /// CFS fair class, Linux 6.1.
-    Cfs,
-}
-
-/// Static description of a scheduler for listings.
-#[derive(Debug, Clone, Serialize)]
-pub struct SchedulerInfo {
-    /// Name used with `--scheduler`.
-    pub name: &'static str,
-    /// One-line description.
-    pub description: &'static str,
-    /// Specification it implements.
-    pub spec: &'static str,
-    /// Its tunables (engine tunables excluded).
-    pub tunables: &'static [Tunable],
-}
-
-impl SchedulerKind {
-    /// All schedulers, default first.
-    pub const ALL: [SchedulerKind; 2] = [SchedulerKind::Eevdf, SchedulerKind::Cfs];
-
-    /// Parse a `--scheduler` name.
-    pub fn from_name(s: &str) -> Option<Self> {
-        SchedulerKind::ALL.into_iter().find(|k| k.info().name == s)
-    }
-
-    /// Parse `base` or `base+policy` (e.g. `eevdf+dwcfs`).
-    pub fn parse_with_policy(s: &str) -> Option<(Self, crate::policy::WeightPolicy)> {
-        match s.split_once('+') {
-            None => Some((Self::from_name(s)?, crate::policy::WeightPolicy::None)),
-            Some((base, pol)) => Some((
-                Self::from_name(base)?,
-                crate::policy::WeightPolicy::from_name(pol)?,
-            )),
-        }
-    }
-
-    /// Description and tunables.
-    pub fn info(self) -> SchedulerInfo {
-        match self {
-            SchedulerKind::Eevdf => SchedulerInfo {
-                name: "eevdf",
-                description: "Linux 6.12 fair class: EEVDF with lag, eligibility, virtual deadlines, RUN_TO_PARITY and delayed dequeue (default)",
-                spec: "linux-eevdf.md, linux-smp.md",
-                tunables: EEVDF_TUNABLES,
-            },
-            SchedulerKind::Cfs => SchedulerInfo {
-                name: "cfs",
-                description: "Linux 6.1 fair class: CFS with sched_period/sched_slice, wakeup granularity, buddies and sleeper credit",
-                spec: "linux-cfs.md, linux-smp.md",
-                tunables: CFS_TUNABLES,
-            },
-        }
-    }
-
-    /// Defaults for this scheduler plus the engine tunables.
-    pub fn default_tunables(self) -> TunableSet {
-        let mut m = BTreeMap::new();
-        for t in self.info().tunables.iter().chain(ENGINE_TUNABLES) {
-            m.insert(t.name.to_string(), t.default);
-        }
-        TunableSet(m)
-    }
-
-    /// Defaults overridden by `overrides`; unknown names and out-of-range
-    /// values are errors.
-    pub fn tunables(self, overrides: &[(String, i64)]) -> Result<TunableSet, String> {
-        let mut set = self.default_tunables();
-        let specs: Vec<&Tunable> = self.info().tunables.iter().chain(ENGINE_TUNABLES).collect();
-        for (k, v) in overrides {
-            let Some(spec) = specs.iter().find(|t| t.name == k) else {
-                let names: Vec<&str> = specs.iter().map(|t| t.name).collect();
-                return Err(format!(
-                    "unknown tunable \"{k}\" for scheduler {}; expected one of: {}",
-                    self.info().name,
-                    names.join(", ")
-                ));
-            };
-            if *v < spec.min || *v > spec.max {
-                return Err(format!(
-                    "tunable {k}={v} out of range; expected {}..={}",
-                    spec.min, spec.max
-                ));
-            }
-            set.0.insert(k.clone(), *v);
-        }
-        Ok(set)
-    }
-}
-
 /// Everything that defines a run besides the workload.
 #[derive(Debug, Clone, Serialize)]
 pub struct SimConfig {
-    /// Scheduler.
-    pub scheduler: SchedulerKind,
+    /// Scheduler: a name from the registry (registry.rs), optionally with
+    /// a fair-class policy after `+` (`eevdf+tsf`).
+    pub scheduler: String,
     /// Number of CPUs.
     pub cpus: usize,
     /// SMT threads per core.
@@ -217,10 +71,9 @@ pub struct SimConfig {
     pub trace: bool,
     /// Tasks (by name) whose CPU times enter Jain's fairness index (empty = all).
     pub fairness_tasks: Vec<String>,
-    /// How the deadline class orders SCHED_DEADLINE tasks.
-    pub dl_policy: DlPolicy,
-    /// Weight policy on top of the fair class (`eevdf+dwcfs`).
-    pub weight_policy: crate::policy::WeightPolicy,
+    /// How the deadline class orders SCHED_DEADLINE tasks: a deadline
+    /// ordering from the registry (`edf`, the kernel's; `llf`, `illf`).
+    pub dl_policy: String,
     /// CPU frequency governor (engine/governor.rs).
     pub governor: crate::engine::governor::Governor,
     /// Frequency levels in MHz (empty: 40 %..100 % of the maximum in 10 % steps).
@@ -268,7 +121,7 @@ impl DlPolicy {
 impl Default for SimConfig {
     fn default() -> Self {
         SimConfig {
-            scheduler: SchedulerKind::Eevdf,
+            scheduler: "eevdf".into(),
             cpus: 1,
             smt: 1,
             cpus_per_llc: 0,
@@ -280,8 +133,7 @@ impl Default for SimConfig {
             set: vec![],
             trace: false,
             fairness_tasks: vec![],
-            dl_policy: DlPolicy::Edf,
-            weight_policy: crate::policy::WeightPolicy::None,
+            dl_policy: "edf".into(),
             governor: crate::engine::governor::Governor::Userspace,
             freq_levels_mhz: vec![],
             hotplug: vec![],

@@ -31,13 +31,16 @@ pub mod exectime;
 pub mod machine;
 pub mod metrics;
 pub mod pelt;
+pub mod plugin;
 pub mod policy;
+pub mod registry;
 pub mod rng;
 pub mod runqueue;
 pub mod stats;
 pub mod task;
 pub mod topology;
 pub mod trace;
+pub mod tunable;
 pub mod workload;
 
 use config::SimConfig;

@@ -82,6 +82,11 @@ pub struct Machine {
     /// Class timers requested (hrtimers such as the RT period timer or a
     /// DEADLINE replenishment timer), queued by the engine.
     pub timers: Vec<TimerRequest>,
+    /// A fatal error raised by a class or policy (`Machine::fail`); the
+    /// engine stops the run with it after the current event.
+    pub error: Option<String>,
+    /// Classes that asked to be disabled (`Machine::abort_class`), with why.
+    pub aborts: Vec<(&'static str, String)>,
 }
 
 /// A class asks to be called back (`SchedClass::timer`) at `at`.
@@ -89,8 +94,8 @@ pub struct Machine {
 pub struct TimerRequest {
     /// Absolute time.
     pub at: Ns,
-    /// Index of the class in the stack (`crate::class::DL` ...).
-    pub class: usize,
+    /// Name of the class that armed it (`SchedClass::name`).
+    pub class: &'static str,
     /// CPU the timer belongs to.
     pub cpu: CpuId,
     /// Class-defined tag (e.g. a task id or a generation), handed back.
@@ -119,9 +124,10 @@ impl Machine {
         self.migrations.push(MigrationRequest { task, dst, kind });
     }
 
-    /// Ask for `class`'s `timer` hook to run at `at` (never earlier than now).
+    /// Ask for the `timer` hook of the class named `class` (the caller's
+    /// own `SchedClass::name`) to run at `at` (never earlier than now).
     /// Timers cannot be cancelled: the class ignores stale ones by `tag`.
-    pub fn arm_timer(&mut self, at: Ns, class: usize, cpu: CpuId, tag: u64) {
+    pub fn arm_timer(&mut self, at: Ns, class: &'static str, cpu: CpuId, tag: u64) {
         let at = at.max(self.now);
         self.timers.push(TimerRequest {
             at,
@@ -129,6 +135,48 @@ impl Machine {
             cpu,
             tag,
         });
+    }
+
+    /// Stop the run with an error (a policy misbehaved: the message names
+    /// the policy, the hook, the task and the time). The first error wins.
+    pub fn fail(&mut self, msg: String) {
+        if self.error.is_none() {
+            self.error = Some(msg);
+        }
+    }
+
+    /// Ask the engine to disable the class named `class` (the kernel's
+    /// `scx_error` → `scx_disable`): after the current event every task of
+    /// that class moves to the stack's fallback class and `reason` is
+    /// recorded in the run's warnings.
+    pub fn abort_class(&mut self, class: &'static str, reason: String) {
+        self.aborts.push((class, reason));
+    }
+
+    /// Ask the stopper to push the current task of `src` to `dst` at `src`'s
+    /// next schedule (`active_load_balance_cpu_stop`); one request per CPU
+    /// at a time. Returns false if one is already pending.
+    pub fn request_active_balance(&mut self, src: CpuId, dst: CpuId) -> bool {
+        if self.rqs[src].active_balance_to.is_some() {
+            return false;
+        }
+        self.rqs[src].active_balance_to = Some(dst);
+        true
+    }
+
+    /// Set the load weight of `t` (a weight policy decided a new one; the
+    /// class reweights its queues itself).
+    pub fn set_weight(&mut self, t: TaskId, weight: u64) {
+        self.tasks[t].weight = weight;
+    }
+
+    /// A policy computation that costs `cost` ns of CPU time ran on `cpu`
+    /// at a context switch: counted, and it delays the next task's
+    /// progress (TSF's PMU read, tunable `tsf_cost_ns`).
+    pub fn charge_policy_overhead(&mut self, cpu: CpuId, cost: Ns) {
+        self.stats.policy_updates += 1;
+        self.stats.policy_overhead += cost;
+        self.rqs[cpu].pending_overhead += cost;
     }
 
     /// A class completed the delayed dequeue of `t`: it is no longer queued.

@@ -401,11 +401,8 @@ pub fn collect(
     let cs: u64 = m.rqs.iter().map(|r| r.nr_switches).sum();
     let secs = dur as f64 / 1e9;
     let metrics = RunMetrics {
-        scheduler: match cfg.weight_policy.name() {
-            "" => cfg.scheduler.info().name.to_string(),
-            p => format!("{}+{p}", cfg.scheduler.info().name),
-        },
-        dl_policy: cfg.dl_policy.name().to_string(),
+        scheduler: cfg.scheduler.clone(),
+        dl_policy: cfg.dl_policy.clone(),
         governor: cfg.governor.name().to_string(),
         cpus: m.nr_cpus(),
         hz: m.hz,

@@ -2,7 +2,6 @@
 
 mod common;
 use common::*;
-use schedlab_core::config::SchedulerKind;
 
 fn pair(nice_b: i32, secs: u64) -> String {
     format!(
@@ -92,9 +91,9 @@ fn non_divisible_hogs_share_equally_on_a_noisy_machine() {
 /// thread that runs `noise_runtime_us` per wakeup at the requested mean rate.
 #[test]
 fn os_noise_threads() {
-    let r = run(&hogs(2, 10), cfg(SchedulerKind::Eevdf, 2));
+    let r = run(&hogs(2, 10), cfg("eevdf", 2));
     assert_eq!(r.metrics.tasks.len(), 2);
-    let mut c = cfg(SchedulerKind::Eevdf, 2);
+    let mut c = cfg("eevdf", 2);
     c.set = vec![
         ("noise_interval_us".into(), 10_000),
         ("noise_runtime_us".into(), 50),
@@ -184,7 +183,7 @@ fn sleeper_beside_hog_runs_within_a_tick() {
     }
 }
 
-fn switches_per_sec(kind: SchedulerKind, n: usize, hz: u32) -> f64 {
+fn switches_per_sec(kind: &str, n: usize, hz: u32) -> f64 {
     let mut c = cfg(kind, 1);
     c.hz = hz;
     run(&hogs(n, 10), c).metrics.context_switches_per_sec
@@ -200,14 +199,14 @@ fn switches_per_sec(kind: SchedulerKind, n: usize, hz: u32) -> f64 {
 fn switch_rates_follow_slice_and_tick_rules() {
     let cases = [
         // (scheduler, hogs, HZ, expected switches per second)
-        (SchedulerKind::Cfs, 4, 250, 250.0), // 1.5 ms slice < 4 ms tick
-        (SchedulerKind::Eevdf, 4, 250, 250.0), // 0.7 ms request < 4 ms tick
-        (SchedulerKind::Cfs, 4, 1000, 500.0), // 1.5 ms slice: resched at 2 ms
-        (SchedulerKind::Eevdf, 4, 1000, 1000.0), // 0.7 ms: every 1 ms tick
-        (SchedulerKind::Cfs, 2, 1000, 333.3), // 3 ms − ε slice: resched at 3 ms
-        (SchedulerKind::Cfs, 2, 250, 250.0), // 3 ms slice < 4 ms tick
-        (SchedulerKind::Eevdf, 2, 1000, 1000.0),
-        (SchedulerKind::Cfs, 16, 1000, 1000.0), // period 12 ms / 16 = 0.75 ms
+        ("cfs", 4, 250, 250.0),     // 1.5 ms slice < 4 ms tick
+        ("eevdf", 4, 250, 250.0),   // 0.7 ms request < 4 ms tick
+        ("cfs", 4, 1000, 500.0),    // 1.5 ms slice: resched at 2 ms
+        ("eevdf", 4, 1000, 1000.0), // 0.7 ms: every 1 ms tick
+        ("cfs", 2, 1000, 333.3),    // 3 ms − ε slice: resched at 3 ms
+        ("cfs", 2, 250, 250.0),     // 3 ms slice < 4 ms tick
+        ("eevdf", 2, 1000, 1000.0),
+        ("cfs", 16, 1000, 1000.0), // period 12 ms / 16 = 0.75 ms
     ];
     for (kind, n, hz, want) in cases {
         let got = switches_per_sec(kind, n, hz);
@@ -226,10 +225,10 @@ fn switch_rates_follow_slice_and_tick_rules() {
 fn wakeup_preemption_differs_between_versions() {
     let wl = r#"{"global": {"duration": 10}, "tasks": {
         "hog": {"run": 100000}, "waker": {"sleep": 20000, "run": 200}}}"#;
-    let mut c = cfg(SchedulerKind::Cfs, 1);
+    let mut c = cfg("cfs", 1);
     c.hz = 100;
     let cfs = run(wl, c.clone());
-    c.scheduler = SchedulerKind::Eevdf;
+    c.scheduler = "eevdf".into();
     let eevdf = run(wl, c);
     let (lc, le) = (
         task(&cfs, "waker").wakeup_latency_avg_us,
@@ -274,7 +273,7 @@ fn sched_idle_weight() {
 #[test]
 fn run_scales_with_capacity() {
     let wl = r#"{"tasks": {"r": {"loop": 1, "run": 10000}, "w": {"loop": 1, "runtime": 10000}}}"#;
-    let r = run(wl, cfg(SchedulerKind::Eevdf, 2));
+    let r = run(wl, cfg("eevdf", 2));
     assert!((task(&r, "r").turnaround_us.unwrap_or(0.0) - 10000.0).abs() < 1.0);
     assert!((task(&r, "w").turnaround_us.unwrap_or(0.0) - 10000.0).abs() < 1.0);
     // With a fixed ns-per-loop calibration, `run` is work at full speed: a
@@ -282,7 +281,7 @@ fn run_scales_with_capacity() {
     let wl = r#"{"global": {"calibration": 100}, "tasks": {
         "r": {"loop": 1, "run": 10000, "cpus": [1]},
         "f": {"loop": 1, "run": 10000, "cpus": [0]}}}"#;
-    let mut c = cfg(SchedulerKind::Eevdf, 2);
+    let mut c = cfg("eevdf", 2);
     c.capacity = vec![1024, 512];
     c.freq_mhz = vec![(2000, 2000), (1000, 2000)];
     let r = run(wl, c);
@@ -296,13 +295,13 @@ fn run_scales_with_capacity() {
 #[test]
 fn timer_slack_and_misses() {
     let wl = r#"{"global": {"duration": 1}, "tasks": {"p": {"run": 2000, "timer": {"ref": "unique", "period": 10000}}}}"#;
-    let r = run(wl, cfg(SchedulerKind::Eevdf, 1));
+    let r = run(wl, cfg("eevdf", 1));
     let p = task(&r, "p");
     assert_eq!(p.missed_activations, 0);
     assert!(p.activations >= 99);
     assert!((p.slack_min_us.unwrap_or(0.0) - 8000.0).abs() < 1.0);
     // Overloaded: 12 ms of work per 10 ms period misses every activation.
     let wl = r#"{"global": {"duration": 1}, "tasks": {"p": {"run": 12000, "timer": {"ref": "unique", "period": 10000}}}}"#;
-    let r = run(wl, cfg(SchedulerKind::Eevdf, 1));
+    let r = run(wl, cfg("eevdf", 1));
     assert!(task(&r, "p").missed_activations >= 80);
 }

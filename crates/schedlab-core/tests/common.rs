@@ -1,14 +1,14 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
-use schedlab_core::config::{SchedulerKind, SimConfig};
+use schedlab_core::config::SimConfig;
 use schedlab_core::metrics::{RunResult, TaskMetrics};
 
-pub const BOTH: [SchedulerKind; 2] = [SchedulerKind::Eevdf, SchedulerKind::Cfs];
+pub const BOTH: [&str; 2] = ["eevdf", "cfs"];
 
-pub fn cfg(kind: SchedulerKind, cpus: usize) -> SimConfig {
+pub fn cfg(kind: &str, cpus: usize) -> SimConfig {
     SimConfig {
-        scheduler: kind,
+        scheduler: kind.into(),
         cpus,
         ..SimConfig::default()
     }
@@ -31,4 +31,13 @@ pub fn hogs(n: usize, secs: u64) -> String {
     format!(
         r#"{{"global": {{"duration": {secs}}}, "tasks": {{"hog": {{"instance": {n}, "run": 100000}}}}}}"#
     )
+}
+
+/// `kind+policy` (`kind` alone for the empty policy).
+pub fn with_policy(kind: &str, policy: &str) -> String {
+    if policy.is_empty() {
+        kind.to_string()
+    } else {
+        format!("{kind}+{policy}")
+    }
 }

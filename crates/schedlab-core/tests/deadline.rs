@@ -4,9 +4,8 @@
 
 mod common;
 use common::{cfg, run, task};
-use schedlab_core::config::{DlPolicy, SchedulerKind};
 
-const BOTH: [SchedulerKind; 2] = [SchedulerKind::Eevdf, SchedulerKind::Cfs];
+const BOTH: [&str; 2] = ["eevdf", "cfs"];
 
 /// A DEADLINE task (10 ms / 100 ms) that would run forever, beside a CPU
 /// hog, receives exactly its budget each period: at HZ 1000 it is throttled
@@ -53,8 +52,8 @@ fn admission_control_rejects_oversubscription() {
     let wl = r#"{"global": {"duration": 1}, "tasks": {
         "d": {"instance": 3, "policy": "SCHED_DEADLINE", "dl-runtime": 61000, "dl-period": 100000,
               "run": 10000, "timer": {"ref": "unique", "period": 100000}}}}"#;
-    assert!(schedlab_core::simulate("w.json", wl, cfg(SchedulerKind::Cfs, 2)).is_ok());
-    let e = schedlab_core::simulate("w.json", wl, cfg(SchedulerKind::Eevdf, 2))
+    assert!(schedlab_core::simulate("w.json", wl, cfg("cfs", 2)).is_ok());
+    let e = schedlab_core::simulate("w.json", wl, cfg("eevdf", 2))
         .expect_err("rejected")
         .to_string();
     assert!(
@@ -86,7 +85,7 @@ fn invalid_dl_parameters_are_rejected() {
         let wl = format!(
             r#"{{"global": {{"duration": 1}}, "tasks": {{"d": {{"policy": "SCHED_DEADLINE", {params}, "run": 10}}}}}}"#
         );
-        let e = schedlab_core::simulate("w.json", &wl, cfg(SchedulerKind::Eevdf, 2))
+        let e = schedlab_core::simulate("w.json", &wl, cfg("eevdf", 2))
             .expect_err("rejected")
             .to_string();
         assert!(e.contains(path), "{params}: {e}");
@@ -120,7 +119,7 @@ fn global_edf_shows_the_dhall_effect() {
                   "run": 100000, "timer": {"ref": "unique", "period": 100000}},
         "light": {"instance": 4, "policy": "SCHED_DEADLINE", "dl-runtime": 1000, "dl-period": 99000,
                   "run": 1000, "timer": {"ref": "unique", "period": 99000}}}}"#;
-    let r = run(wl, cfg(SchedulerKind::Cfs, 4));
+    let r = run(wl, cfg("cfs", 4));
     let h = task(&r, "heavy");
     assert!(h.deadline_misses >= 1, "{}", h.deadline_misses);
     assert_eq!(h.max_tardiness_us, 1000.0, "first job ends at 101 ms");
@@ -171,14 +170,14 @@ fn dl_task(c: u64, d: u64, t: u64, instances: u32) -> String {
 fn run_policy(
     tasks: &str,
     cpus: usize,
-    policy: DlPolicy,
+    policy: &str,
     set: &[(&str, i64)],
 ) -> schedlab_core::metrics::RunResult {
     let wl =
         format!(r#"{{"global": {{"duration": 2, "calibration": 100}}, "tasks": {{{tasks}}}}}"#);
-    let mut c = cfg(SchedulerKind::Eevdf, cpus);
+    let mut c = cfg("eevdf", cpus);
     c.hz = 1000;
-    c.dl_policy = policy;
+    c.dl_policy = policy.into();
     c.set = set.iter().map(|(k, v)| (k.to_string(), *v)).collect();
     run(&wl, c)
 }
@@ -196,9 +195,9 @@ fn llf_and_illf_avoid_the_dhall_effect() {
         dl_task(100_000, 100_000, 100_000, 1),
         dl_task(1000, 99_000, 99_000, 4)
     );
-    assert!(misses(&run_policy(&tasks, 4, DlPolicy::Edf, &[])) >= 1);
-    assert_eq!(misses(&run_policy(&tasks, 4, DlPolicy::Llf, &[])), 0);
-    assert_eq!(misses(&run_policy(&tasks, 4, DlPolicy::Illf, &[])), 0);
+    assert!(misses(&run_policy(&tasks, 4, "edf", &[])) >= 1);
+    assert_eq!(misses(&run_policy(&tasks, 4, "llf", &[])), 0);
+    assert_eq!(misses(&run_policy(&tasks, 4, "illf", &[])), 0);
 }
 
 /// Seed 001's E2 example on one CPU: T1 = T2 = (0.05P, 0.5P, 0.5P),
@@ -214,11 +213,11 @@ fn illf_swap_rule_meets_the_e2_example() {
         dl_task(5000, 50_000, 50_000, 2),
         dl_task(60_000, 100_000, 100_000, 1)
     );
-    let illf = run_policy(&tasks, 1, DlPolicy::Illf, &[]);
+    let illf = run_policy(&tasks, 1, "illf", &[]);
     assert_eq!(misses(&illf), 0);
-    let no_swap = run_policy(&tasks, 1, DlPolicy::Illf, &[("illf_swap_rule", 0)]);
+    let no_swap = run_policy(&tasks, 1, "illf", &[("illf_swap_rule", 0)]);
     assert!(misses(&no_swap) >= 1, "{}", misses(&no_swap));
-    let llf = run_policy(&tasks, 1, DlPolicy::Llf, &[]);
+    let llf = run_policy(&tasks, 1, "llf", &[]);
     assert_eq!(misses(&llf), 0);
     assert!(
         illf.metrics.context_switches < llf.metrics.context_switches,
@@ -243,7 +242,7 @@ fn llf_thrashes_on_equal_laxity() {
         .collect();
     let tasks = tasks.join(", ");
     let cs = |p| run_policy(&tasks, 4, p, &[]).metrics.context_switches;
-    let (edf, llf, illf) = (cs(DlPolicy::Edf), cs(DlPolicy::Llf), cs(DlPolicy::Illf));
+    let (edf, llf, illf) = (cs("edf"), cs("llf"), cs("illf"));
     assert!(llf > 3 * edf, "edf {edf} llf {llf}");
     assert!(illf < llf / 3, "illf {illf} llf {llf}");
 }

@@ -3,11 +3,10 @@
 
 mod common;
 use common::{cfg, run};
-use schedlab_core::config::SchedulerKind;
-use schedlab_core::metrics::RunResult;
-use schedlab_core::policy::WeightPolicy;
 
-const BOTH: [SchedulerKind; 2] = [SchedulerKind::Eevdf, SchedulerKind::Cfs];
+use schedlab_core::metrics::RunResult;
+
+const BOTH: [&str; 2] = ["eevdf", "cfs"];
 
 /// The spec's worked example (§1.3): X core-bound, Y with P = 0.9 at half
 /// frequency (μ = 8/9), two nice-0 hogs on one CPU.
@@ -15,9 +14,9 @@ const XY: &str = r#"{"global": {"duration": 20, "calibration": 100}, "tasks": {
     "X": {"run": 1000000, "memory_intensity": 0},
     "Y": {"run": 1000000, "memory_intensity": 0.888888889}}}"#;
 
-fn xy(kind: SchedulerKind, wp: WeightPolicy, mhz: u64) -> RunResult {
+fn xy(kind: &str, wp: &str, mhz: u64) -> RunResult {
     let mut c = cfg(kind, 1);
-    c.weight_policy = wp;
+    c.scheduler = common::with_policy(&c.scheduler, wp);
     c.freq_mhz = vec![(mhz, 2000)];
     run(XY, c)
 }
@@ -32,15 +31,15 @@ fn pstdev(xs: &[f64]) -> f64 {
     (xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / xs.len() as f64).sqrt()
 }
 
-fn crsr(kind: SchedulerKind, wp: WeightPolicy) -> Vec<f64> {
-    let base = work(&xy(kind, WeightPolicy::None, 2000));
+fn crsr(kind: &str, wp: &str) -> Vec<f64> {
+    let base = work(&xy(kind, "", 2000));
     let at = work(&xy(kind, wp, 1000));
     at.iter().zip(&base).map(|(a, b)| a / b).collect()
 }
 
 #[test]
 fn memory_bound_work_loses_less_at_low_frequency() {
-    let r = xy(SchedulerKind::Eevdf, WeightPolicy::None, 1000);
+    let r = xy("eevdf", "", 1000);
     let w = work(&r);
     // Half the CPU each for 20 s: X progresses at 0.5, Y at 0.9.
     assert!((w[0] - 5_000_000.0).abs() < 1.0, "{}", w[0]);
@@ -52,14 +51,14 @@ fn memory_bound_work_loses_less_at_low_frequency() {
 #[test]
 fn tsf_makes_the_worked_example_fair() {
     for kind in BOTH {
-        let plain = crsr(kind, WeightPolicy::None);
+        let plain = crsr(kind, "");
         assert!((pstdev(&plain) - 0.2).abs() < 1e-3, "{kind:?} {plain:?}");
-        let tsf = crsr(kind, WeightPolicy::Tsf);
+        let tsf = crsr(kind, "tsf");
         assert!(pstdev(&tsf) < 0.002, "{kind:?} {tsf:?}");
         for c in &tsf {
             assert!((c - 0.643).abs() < 0.002, "{kind:?} {tsf:?}");
         }
-        let r = xy(kind, WeightPolicy::Tsf, 1000);
+        let r = xy(kind, "tsf", 1000);
         let x = r.metrics.tasks[0].cpu_share;
         assert!((x - 0.643).abs() < 0.002, "{kind:?} X share {x}");
     }
@@ -69,8 +68,8 @@ fn tsf_makes_the_worked_example_fair() {
 #[test]
 fn tsf_is_neutral_at_fmax() {
     for kind in BOTH {
-        let a = xy(kind, WeightPolicy::None, 2000);
-        let b = xy(kind, WeightPolicy::Tsf, 2000);
+        let a = xy(kind, "", 2000);
+        let b = xy(kind, "tsf", 2000);
         assert_eq!(work(&a), work(&b));
         assert_eq!(a.metrics.context_switches, b.metrics.context_switches);
         assert!(b.metrics.policy_updates > 0);
@@ -81,19 +80,19 @@ fn tsf_is_neutral_at_fmax() {
 /// costs the measured fraction of throughput.
 #[test]
 fn tsf_cost_is_charged() {
-    let mut c = cfg(SchedulerKind::Eevdf, 1);
-    c.weight_policy = WeightPolicy::Tsf;
+    let mut c = cfg("eevdf", 1);
+    c.scheduler = common::with_policy(&c.scheduler, "tsf");
     c.freq_mhz = vec![(1000, 2000)];
     c.set = vec![("tsf_cost_ns".into(), 10_000)];
     let r = run(XY, c);
     let m = &r.metrics;
     assert!((m.policy_overhead_us - m.policy_updates as f64 * 10.0).abs() < 1e-6);
-    let free = xy(SchedulerKind::Eevdf, WeightPolicy::Tsf, 1000);
+    let free = xy("eevdf", "tsf", 1000);
     assert!(m.work_done_us < free.metrics.work_done_us);
 }
 
 fn gov_run(wl: &str, mhz: u64, gov: &str) -> RunResult {
-    let mut c = cfg(SchedulerKind::Eevdf, 1);
+    let mut c = cfg("eevdf", 1);
     c.freq_mhz = vec![(mhz, 2000)];
     c.governor = schedlab_core::engine::governor::Governor::parse(gov).expect("governor");
     run(wl, c)

@@ -2,9 +2,9 @@
 
 mod common;
 use common::{cfg, run};
-use schedlab_core::config::SchedulerKind;
+
 use schedlab_core::engine::hotplug;
-use schedlab_core::policy::WeightPolicy;
+
 use schedlab_core::trace::TraceEvent;
 
 /// 4 hogs on 4 CPUs; CPU 3 is offline from 1 s to 2 s of 3 s: nothing runs
@@ -12,7 +12,7 @@ use schedlab_core::trace::TraceEvent;
 #[test]
 fn an_offline_cpu_runs_nothing() {
     let wl = r#"{"global": {"duration": 3}, "tasks": {"h": {"instance": 4, "run": 1000000}}}"#;
-    for kind in [SchedulerKind::Eevdf, SchedulerKind::Cfs] {
+    for kind in ["eevdf", "cfs"] {
         let mut c = cfg(kind, 4);
         c.hotplug = hotplug::parse("1=-3,2=+3").expect("plan");
         c.trace = true;
@@ -47,8 +47,8 @@ fn an_offline_cpu_runs_nothing() {
 fn dwcfs_follows_the_online_cpu_count() {
     let wl = r#"{"global": {"duration": 60}, "tasks": {"A": {"run": 1000000},
         "B": {"instance": 4, "run": 1000000}}}"#;
-    let mut c = cfg(SchedulerKind::Cfs, 4);
-    c.weight_policy = WeightPolicy::Dwcfs;
+    let mut c = cfg("cfs", 4);
+    c.scheduler = common::with_policy(&c.scheduler, "dwcfs");
     c.hotplug = hotplug::parse("0.001=-2,0.001=-3").expect("plan");
     c.set = vec![("noise_interval_us".into(), 20_000)];
     let r = run(wl, c);
@@ -64,7 +64,7 @@ fn dwcfs_follows_the_online_cpu_count() {
 #[test]
 fn impossible_plans_are_config_errors() {
     let wl = r#"{"global": {"duration": 1}, "tasks": {"h": {"run": 1000}}}"#;
-    let mut c = cfg(SchedulerKind::Eevdf, 2);
+    let mut c = cfg("eevdf", 2);
     c.hotplug = hotplug::parse("0.5=-0,0.6=-1").expect("plan");
     let e = schedlab_core::simulate("w.json", wl, c)
         .expect_err("refused")

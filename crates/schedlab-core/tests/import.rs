@@ -4,7 +4,7 @@
 
 mod common;
 use common::{cfg, run};
-use schedlab_core::config::SchedulerKind;
+
 use schedlab_core::trace::{ftrace, import};
 
 const WL: &str = r#"{"tasks": {
@@ -12,7 +12,7 @@ const WL: &str = r#"{"tasks": {
     "io": {"loop": 50, "run": 1000, "sleep": 5000},
     "rt": {"loop": 20, "policy": "SCHED_FIFO", "priority": 10, "run": 500, "sleep": 9000}}}"#;
 
-fn sim_text(kind: SchedulerKind, cpus: usize) -> (schedlab_core::metrics::RunResult, String) {
+fn sim_text(kind: &str, cpus: usize) -> (schedlab_core::metrics::RunResult, String) {
     let mut c = cfg(kind, cpus);
     c.trace = true;
     let r = run(WL, c);
@@ -23,7 +23,7 @@ fn sim_text(kind: SchedulerKind, cpus: usize) -> (schedlab_core::metrics::RunRes
 /// Importing the simulator's own ftrace text gives back its metrics.
 #[test]
 fn round_trip_reproduces_the_metrics() {
-    for (kind, cpus) in [(SchedulerKind::Eevdf, 1), (SchedulerKind::Cfs, 2)] {
+    for (kind, cpus) in [("eevdf", 1), ("cfs", 2)] {
         let (r, text) = sim_text(kind, cpus);
         let imp = import::import(&text, false).expect("strict import");
         assert!(imp.repairs.is_empty());
@@ -65,7 +65,7 @@ fn round_trip_reproduces_the_metrics() {
 /// reported repair in tolerant mode.
 #[test]
 fn broken_traces_strict_and_tolerant() {
-    let (_, text) = sim_text(SchedulerKind::Eevdf, 1);
+    let (_, text) = sim_text("eevdf", 1);
     let lines: Vec<&str> = text.lines().collect();
     let k = lines
         .iter()
@@ -124,8 +124,7 @@ fn real_tracefs_capture_imports_and_replays() {
     );
     assert!(m.tasks.iter().all(|t| t.tgid != 0));
     let wl = imp.replay_workload();
-    let r = schedlab_core::simulate("replay.json", &wl, cfg(SchedulerKind::Eevdf, 2))
-        .expect("replay runs");
+    let r = schedlab_core::simulate("replay.json", &wl, cfg("eevdf", 2)).expect("replay runs");
     let busy: f64 = r.metrics.tasks.iter().map(|t| t.cpu_time_us).sum();
     let traced: f64 = m.tasks.iter().map(|t| t.cpu_time_us).sum();
     assert!(

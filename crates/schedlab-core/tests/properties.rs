@@ -6,11 +6,11 @@ mod common;
 use common::*;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
-use schedlab_core::config::{DlPolicy, SchedulerKind, SimConfig};
+use schedlab_core::config::SimConfig;
 use schedlab_core::engine::governor::Governor;
 use schedlab_core::engine::hotplug;
 use schedlab_core::engine::Simulator;
-use schedlab_core::policy::WeightPolicy;
+
 use schedlab_core::trace::{ftrace, perfetto, TraceData, TraceEvent};
 use schedlab_core::workload::Workload;
 
@@ -47,7 +47,7 @@ fn task_json(i: usize, nice: i32, run: u64, sleep: u64, cpus: &[usize], mode: u8
     format!("\"t{i}\": {{{policy}{aff}, {body}}}")
 }
 
-fn workload() -> impl Strategy<Value = (String, usize, SchedulerKind)> {
+fn workload() -> impl Strategy<Value = (String, usize, &'static str)> {
     let task = (
         -20i32..20,
         1u64..20_000,
@@ -73,19 +73,11 @@ fn workload() -> impl Strategy<Value = (String, usize, SchedulerKind)> {
                 "{{\"global\": {{\"duration\": 1}}, \"tasks\": {{{}}}}}",
                 tasks.join(", ")
             );
-            (
-                text,
-                cpus,
-                if cfs {
-                    SchedulerKind::Cfs
-                } else {
-                    SchedulerKind::Eevdf
-                },
-            )
+            (text, cpus, if cfs { "cfs" } else { "eevdf" })
         })
 }
 
-fn config(kind: SchedulerKind, cpus: usize) -> SimConfig {
+fn config(kind: &str, cpus: usize) -> SimConfig {
     SimConfig {
         trace: true,
         ..cfg(kind, cpus)
@@ -154,8 +146,8 @@ proptest! {
     fn invariants_hold_with_options((text, cpus, kind) in workload(), opt in 0usize..64) {
         let wl = Workload::from_rtapp("prop", &text).expect("generated workload parses");
         let mut c = config(kind, cpus);
-        c.dl_policy = [DlPolicy::Edf, DlPolicy::Llf, DlPolicy::Illf][opt % 3];
-        c.weight_policy = [WeightPolicy::None, WeightPolicy::Pfs, WeightPolicy::Dwcfs, WeightPolicy::Tsf][(opt / 3) % 4];
+        c.dl_policy = ["edf", "llf", "illf"][opt % 3].into();
+        c.scheduler = common::with_policy(&c.scheduler, ["", "pfs", "dwcfs", "tsf"][(opt / 3) % 4]);
         if opt / 12 % 2 == 1 {
             c.governor = Governor::Ondemand;
             c.freq_mhz = vec![(1000, 2000)];

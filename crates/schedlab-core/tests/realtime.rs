@@ -3,7 +3,6 @@
 
 mod common;
 use common::{cfg, run, task};
-use schedlab_core::config::SchedulerKind;
 
 fn share(r: &schedlab_core::metrics::RunResult, name: &str) -> f64 {
     task(r, name).cpu_share
@@ -17,7 +16,7 @@ fn fifo_starves_fair_but_for_rt_throttling_in_6_1() {
     let wl = r#"{"global": {"duration": 10}, "tasks": {
         "fifo": {"policy": "SCHED_FIFO", "priority": 50, "run": 1000000},
         "fair": {"run": 1000000}}}"#;
-    let r = run(wl, cfg(SchedulerKind::Cfs, 1));
+    let r = run(wl, cfg("cfs", 1));
     assert!(
         (share(&r, "fifo") - 0.95).abs() < 0.002,
         "{}",
@@ -36,7 +35,7 @@ fn fifo_starves_fair_but_for_rt_throttling_in_6_1() {
 fn rt_throttling_idles_a_cpu_without_fair_work_in_6_1() {
     let wl = r#"{"global": {"duration": 5}, "tasks": {
         "fifo": {"policy": "SCHED_FIFO", "priority": 50, "run": 1000000}}}"#;
-    let r = run(wl, cfg(SchedulerKind::Cfs, 1));
+    let r = run(wl, cfg("cfs", 1));
     assert!(
         (share(&r, "fifo") - 0.95).abs() < 0.002,
         "{}",
@@ -51,7 +50,7 @@ fn rt_throttling_idles_a_cpu_without_fair_work_in_6_1() {
 fn rr_rotates_every_100_ms() {
     let wl = r#"{"global": {"duration": 4}, "tasks": {
         "rr": {"instance": 2, "policy": "SCHED_RR", "priority": 10, "run": 1000000}}}"#;
-    let r = run(wl, cfg(SchedulerKind::Eevdf, 1));
+    let r = run(wl, cfg("eevdf", 1));
     for t in ["rr-0", "rr-1"] {
         assert!((share(&r, t) - 0.5).abs() < 0.01, "{t} {}", share(&r, t));
     }
@@ -66,7 +65,7 @@ fn fifo_runs_to_completion_within_a_priority() {
     let wl = r#"{"tasks": {
         "a": {"loop": 1, "policy": "SCHED_FIFO", "priority": 10, "run": 300000},
         "b": {"loop": 1, "policy": "SCHED_FIFO", "priority": 10, "run": 300000}}}"#;
-    let r = run(wl, cfg(SchedulerKind::Eevdf, 1));
+    let r = run(wl, cfg("eevdf", 1));
     let (a, b) = (task(&r, "a"), task(&r, "b"));
     assert!((a.turnaround_us.unwrap_or(0.0) - 300_000.0).abs() < 1.0);
     assert!((b.turnaround_us.unwrap_or(0.0) - 600_000.0).abs() < 1.0);
@@ -81,7 +80,7 @@ fn higher_priority_preempts_immediately() {
     let wl = r#"{"global": {"duration": 1}, "tasks": {
         "lo": {"policy": "SCHED_FIFO", "priority": 10, "run": 1000000},
         "hi": {"policy": "SCHED_FIFO", "priority": 20, "run": 1000, "timer": {"ref": "t", "period": 10000}}}}"#;
-    for kind in [SchedulerKind::Eevdf, SchedulerKind::Cfs] {
+    for kind in ["eevdf", "cfs"] {
         let r = run(wl, cfg(kind, 1));
         let hi = task(&r, "hi");
         assert_eq!(hi.wakeup_latency_max_us, 0.0, "{kind:?}");
@@ -94,7 +93,7 @@ fn higher_priority_preempts_immediately() {
     let wl = r#"{"global": {"duration": 5}, "tasks": {
         "lo": {"policy": "SCHED_FIFO", "priority": 10, "run": 1000000},
         "fair": {"run": 1000, "timer": {"ref": "f", "period": 10000}}}}"#;
-    let r = run(wl, cfg(SchedulerKind::Eevdf, 1));
+    let r = run(wl, cfg("eevdf", 1));
     let f = task(&r, "fair");
     assert!(
         (f.cpu_time_us - 205_000.0).abs() < 5_000.0,
@@ -106,7 +105,7 @@ fn higher_priority_preempts_immediately() {
         "{}",
         f.loops_done
     );
-    let r = run(wl, cfg(SchedulerKind::Cfs, 1));
+    let r = run(wl, cfg("cfs", 1));
     let f = task(&r, "fair");
     assert!(
         (f.cpu_time_us - 30_000.0).abs() < 5_000.0,
@@ -124,7 +123,7 @@ fn global_fixed_priority_on_two_cpus() {
         "p10": {"policy": "SCHED_FIFO", "priority": 10, "run": 1000000},
         "p20": {"policy": "SCHED_FIFO", "priority": 20, "run": 1000000},
         "p30": {"policy": "SCHED_FIFO", "priority": 30, "run": 100000, "sleep": 100000}}}"#;
-    let r = run(wl, cfg(SchedulerKind::Eevdf, 2));
+    let r = run(wl, cfg("eevdf", 2));
     assert!(
         (share(&r, "p20") - 1.0).abs() < 0.01,
         "{}",
@@ -145,7 +144,7 @@ fn global_fixed_priority_on_two_cpus() {
     let wl = r#"{"global": {"duration": 2}, "tasks": {
         "low": {"policy": "SCHED_FIFO", "priority": 10, "cpus": [0, 1], "run": 1000000},
         "pinned": {"policy": "SCHED_FIFO", "priority": 50, "cpus": [0], "run": 1000000}}}"#;
-    let r = run(wl, cfg(SchedulerKind::Eevdf, 2));
+    let r = run(wl, cfg("eevdf", 2));
     assert!((share(&r, "pinned") - 1.0).abs() < 1e-6);
     assert!(
         (share(&r, "low") - 1.0).abs() < 0.001,
@@ -159,7 +158,7 @@ fn global_fixed_priority_on_two_cpus() {
 fn fifo_yield_rotates() {
     let wl = r#"{"global": {"duration": 1}, "tasks": {
         "y": {"instance": 2, "policy": "SCHED_FIFO", "priority": 10, "run": 1000, "yield": 0}}}"#;
-    let r = run(wl, cfg(SchedulerKind::Eevdf, 1));
+    let r = run(wl, cfg("eevdf", 1));
     for t in ["y-0", "y-1"] {
         assert!((share(&r, t) - 0.5).abs() < 0.01, "{t} {}", share(&r, t));
     }
@@ -174,7 +173,7 @@ fn phase_policy_change_moves_between_classes() {
             "fair": {"run": 100000},
             "rt": {"policy": "SCHED_FIFO", "priority": 5, "run": 100000},
             "back": {"policy": "SCHED_OTHER", "run": 100000}}}}}"#;
-    let r = run(wl, cfg(SchedulerKind::Eevdf, 1));
+    let r = run(wl, cfg("eevdf", 1));
     let t = task(&r, "t");
     assert!((t.cpu_time_us - 300_000.0).abs() < 1.0);
     // Fair halves: ~200 ms each beside the hog; the RT phase: 100 ms alone.
@@ -192,7 +191,7 @@ fn fair_server_gives_starved_fair_tasks_5_percent_in_6_12() {
     let wl = r#"{"global": {"duration": 10}, "tasks": {
         "fifo": {"policy": "SCHED_FIFO", "priority": 50, "run": 1000000},
         "fair": {"run": 1000000}}}"#;
-    let mut c = cfg(SchedulerKind::Eevdf, 1);
+    let mut c = cfg("eevdf", 1);
     c.trace = true;
     let r = run(wl, c);
     assert!(
@@ -215,7 +214,7 @@ fn fair_server_gives_starved_fair_tasks_5_percent_in_6_12() {
     // Only RT work: the CPU is not left idle (unlike 6.1).
     let wl = r#"{"global": {"duration": 5}, "tasks": {
         "fifo": {"policy": "SCHED_FIFO", "priority": 50, "run": 1000000}}}"#;
-    let r = run(wl, cfg(SchedulerKind::Eevdf, 1));
+    let r = run(wl, cfg("eevdf", 1));
     assert!((share(&r, "fifo") - 1.0).abs() < 1e-9);
 }
 
@@ -226,7 +225,7 @@ fn fair_server_is_invisible_without_starvation() {
     let wl = r#"{"global": {"duration": 5}, "tasks": {
         "rt": {"policy": "SCHED_FIFO", "priority": 50, "run": 5000, "timer": {"ref": "t", "period": 10000}},
         "fair": {"run": 1000000}}}"#;
-    for kind in [SchedulerKind::Eevdf, SchedulerKind::Cfs] {
+    for kind in ["eevdf", "cfs"] {
         let r = run(wl, cfg(kind, 1));
         assert!((share(&r, "rt") - 0.5).abs() < 0.001, "{kind:?}");
         assert!((share(&r, "fair") - 0.5).abs() < 0.001, "{kind:?}");

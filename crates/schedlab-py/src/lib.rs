@@ -4,10 +4,10 @@
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use schedlab_core::config::{DlPolicy, SchedulerKind, SimConfig};
+use schedlab_core::config::SimConfig;
 use schedlab_core::engine::{SimError, Simulator};
 use schedlab_core::metrics::{self, RunResult};
-use schedlab_core::policy::WeightPolicy;
+use schedlab_core::registry;
 use schedlab_core::trace::{ftrace, perfetto};
 use schedlab_core::workload::{Workload, WorkloadError as CoreWorkloadError};
 use std::io::Write;
@@ -33,6 +33,13 @@ create_exception!(
 
 create_exception!(
     _native,
+    PolicyError,
+    SimulationError,
+    "A scheduling policy misbehaved (the message names the policy, the hook, the task and the time)."
+);
+
+create_exception!(
+    _native,
     TraceError,
     PyValueError,
     "A trace cannot be imported (strict mode names the line)."
@@ -54,6 +61,7 @@ fn sim_err(py: Python<'_>, e: SimError) -> PyErr {
         SimError::Workload(w) => workload_err(py, &w),
         SimError::Config(s) => ConfigError::new_err(s),
         SimError::Runtime(s) => SimulationError::new_err(s),
+        SimError::Policy(s) => PolicyError::new_err(s),
     }
 }
 
@@ -64,17 +72,14 @@ fn check_workload(py: Python<'_>, text: &str, source: &str) -> PyResult<String> 
     serde_json::to_string(&wl).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
-/// Schedulers with descriptions and tunables, as JSON.
+/// The registry (schedulers, fair-class policies, SCHED_DEADLINE
+/// orderings, each with source, version and tunables), as JSON.
 #[pyfunction]
 fn schedulers_json() -> String {
-    let infos: Vec<_> = SchedulerKind::ALL.iter().map(|k| k.info()).collect();
-    let policies: Vec<_> = WeightPolicy::NAMED
-        .iter()
-        .map(|p| serde_json::json!({"name": p.name(), "description": p.description()}))
-        .collect();
     serde_json::json!({
-        "schedulers": infos,
-        "weight_policies": policies,
+        "schedulers": registry::SCHEDULERS,
+        "fair_policies": registry::FAIR_POLICIES,
+        "dl_orders": registry::DL_ORDERS,
         "engine_tunables": schedlab_core::config::ENGINE_TUNABLES,
     })
     .to_string()
@@ -176,17 +181,7 @@ fn parse_config(py: Python<'_>, cfg: &Bound<'_, PyAny>) -> PyResult<SimConfig> {
     };
     let mut c = SimConfig::default();
     if let Some(s) = get("scheduler")? {
-        let name: String = s.extract()?;
-        (c.scheduler, c.weight_policy) =
-            SchedulerKind::parse_with_policy(&name).ok_or_else(|| {
-                let names: Vec<&str> = SchedulerKind::ALL.iter().map(|k| k.info().name).collect();
-                let pols: Vec<&str> = WeightPolicy::NAMED.iter().map(|p| p.name()).collect();
-                ConfigError::new_err(format!(
-                    "unknown scheduler \"{name}\"; expected one of: {}, optionally with +{}",
-                    names.join(", "),
-                    pols.join(" or +")
-                ))
-            })?;
+        c.scheduler = s.extract()?;
     }
     if let Some(v) = get("cpus")? {
         c.cpus = v.extract()?;
@@ -231,12 +226,7 @@ fn parse_config(py: Python<'_>, cfg: &Bound<'_, PyAny>) -> PyResult<SimConfig> {
         c.freq_levels_mhz = v.extract()?;
     }
     if let Some(v) = get("dl_policy")? {
-        let name: String = v.extract()?;
-        c.dl_policy = DlPolicy::from_name(&name).ok_or_else(|| {
-            ConfigError::new_err(format!(
-                "unknown dl_policy \"{name}\"; expected one of: edf, llf, illf"
-            ))
-        })?;
+        c.dl_policy = v.extract()?;
     }
     if let Some(v) = get("fairness_tasks")? {
         c.fairness_tasks = v.extract()?;
@@ -315,6 +305,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("WorkloadError", m.py().get_type::<WorkloadError>())?;
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;
+    m.add("PolicyError", m.py().get_type::<PolicyError>())?;
     m.add("TraceError", m.py().get_type::<TraceError>())?;
     Ok(())
 }

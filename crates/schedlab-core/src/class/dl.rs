@@ -55,7 +55,7 @@
 //! engine/server.rs and ranks below DL tasks); throttling is detected at
 //! `update_curr` points (ticks, switches), as without HRTICK_DL.
 
-use super::{DequeueFlags, EnqueueFlags, SchedClass, WakeFlags, Waker, DL};
+use super::{DequeueFlags, EnqueueFlags, SchedClass, WakeFlags, Waker};
 use crate::clock::Ns;
 pub use crate::config::DlPolicy;
 use crate::cpuset::CpuId;
@@ -320,7 +320,7 @@ impl Dl {
         m.resched(cpu);
         if next_period > m.now {
             let tag = ((self.ent[t].gen as u64) << 32) | t as u64;
-            m.arm_timer(next_period, DL, cpu, tag);
+            m.arm_timer(next_period, self.name(), cpu, tag);
         } else {
             self.replenish(m, t);
         }

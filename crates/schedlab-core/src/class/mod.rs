@@ -8,10 +8,13 @@
 //! (kernel/sched/idle.c only runs the idle loop), so it is represented by
 //! "no task": [`crate::runqueue::Rq::curr`] is `None`.
 //!
-//! The stack is `[dl, rt, fair]` (indices [`DL`], [`RT`], [`FAIR`]). Whole-scheduler
-//! replacements (BFS, MuQSS, BMQ, PDS) will be a stack of one class that
-//! accepts every policy; sched_ext policies will be an `ext` class hosting a
-//! `sched_ext_ops`-shaped policy between fair and idle.
+//! The stack is data (engine/stack.rs), built by the scheduler's entry in
+//! the registry (registry.rs): mainline is `[dl, rt, fair]`, a
+//! whole-scheduler replacement (BFS, MuQSS, BMQ, PDS) keeps `rt` and puts
+//! its own class where `dl` and `fair` were, and a sched_ext policy runs in
+//! an `ext` class between fair and idle. The stack also says which class
+//! takes which `SCHED_*` policy. The engine names no class: it walks the
+//! stack, asks it for a task's class, and calls classes by position.
 //!
 //! # Contract
 //! Classes own their run queues and per-task scheduling state (vruntime,
@@ -24,17 +27,13 @@
 pub mod dl;
 pub mod fair;
 pub mod rt;
+pub mod stack;
 
-/// Index of the deadline class in the engine's class stack.
-pub const DL: usize = 0;
-/// Index of the RT class in the engine's class stack.
-pub const RT: usize = 1;
-/// Index of the fair class in the engine's class stack.
-pub const FAIR: usize = 2;
-
+use crate::clock::Ns;
 use crate::cpuset::CpuId;
 use crate::machine::Machine;
 use crate::task::TaskId;
+use crate::workload::Policy;
 
 macro_rules! flags {
     ($(#[$m:meta])* $name:ident { $($(#[$fm:meta])* $f:ident = $v:expr),* $(,)? }) => {
@@ -203,6 +202,28 @@ pub trait SchedClass {
 
     /// `task_dead`: `t` exited and was dequeued; forget it.
     fn task_dead(&mut self, m: &mut Machine, t: TaskId);
+
+    /// `t`, of this class, stopped running on `cpu` at a context switch
+    /// after `ran` ns on the CPU since it was switched in (called after
+    /// `put_prev_task`, as the engine accounts the switch; sched_ext's
+    /// `ops.stopping`). Not called when a running task only changes
+    /// attributes. Default: nothing.
+    fn task_stopped(&mut self, _m: &mut Machine, _cpu: CpuId, _t: TaskId, _ran: Ns) {}
+
+    /// `set_load_weight`: the load weight a thread of process `process`
+    /// with `policy` and nice weight `base` gets in this class (weight
+    /// policies scale it by the process's thread count). Default: `base`.
+    fn effective_weight(&self, _m: &Machine, _process: usize, _policy: Policy, base: u64) -> u64 {
+        base
+    }
+
+    /// Whether `effective_weight` depends on the number of live threads of
+    /// a process or of online CPUs, so the engine must recompute it for
+    /// every live thread when a process gains or loses one or CPUs go on or
+    /// offline. Default: false.
+    fn weights_track_threads(&self) -> bool {
+        false
+    }
 
     /// `update_curr`: bring the current task's runtime accounting up to
     /// `m.now` (called before the engine reads class state for reports).

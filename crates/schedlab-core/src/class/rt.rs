@@ -31,7 +31,7 @@
 //! `check_preempt_equal_prio`; a throttled CPU is neither a push target
 //! nor a pull source.
 
-use super::{DequeueFlags, EnqueueFlags, SchedClass, WakeFlags, Waker, RT};
+use super::{DequeueFlags, EnqueueFlags, SchedClass, WakeFlags, Waker};
 use crate::clock::{Ns, MSEC};
 use crate::cpuset::CpuId;
 use crate::machine::{Machine, MigrationKind};
@@ -287,7 +287,7 @@ impl Rt {
     fn start_rt_bandwidth(&mut self, m: &mut Machine) {
         if self.p.throttling && self.p.rt_runtime.is_some() && !self.period_timer {
             self.period_timer = true;
-            m.arm_timer(m.now + self.p.rt_period, RT, 0, 0);
+            m.arm_timer(m.now + self.p.rt_period, self.name(), 0, 0);
         }
     }
 
@@ -480,7 +480,7 @@ impl SchedClass for Rt {
         }
         self.period_timer = active;
         if active {
-            m.arm_timer(m.now + self.p.rt_period, RT, 0, 0);
+            m.arm_timer(m.now + self.p.rt_period, self.name(), 0, 0);
         }
     }
 

@@ -4,7 +4,7 @@
 
 use super::server::{Actions, Ran, ServerState};
 use super::Simulator;
-use crate::class::{DequeueFlags, EnqueueFlags, WakeFlags, Waker, FAIR, RT};
+use crate::class::{DequeueFlags, EnqueueFlags, WakeFlags, Waker};
 use crate::clock::Ns;
 use crate::cpuset::CpuId;
 use crate::event::EventKind;
@@ -19,14 +19,18 @@ use crate::workload::Policy;
 const MAX_ROUNDS: usize = 10_000;
 
 impl Simulator {
-    /// Index of the class of task `t` in the stack. Only the fair class
-    /// exists until the real-time classes land.
+    /// Position in the stack of the class of task `t` (the class that
+    /// takes its policy; `Simulator::new` refused workloads with a policy
+    /// no class takes).
+    #[inline]
     pub(crate) fn class_of(&self, t: TaskId) -> usize {
-        match self.m.tasks[t].policy {
-            Policy::Deadline => crate::class::DL,
-            Policy::Fifo | Policy::Rr => crate::class::RT,
-            _ => crate::class::FAIR,
-        }
+        self.class_for(self.m.tasks[t].policy)
+    }
+
+    /// Position of the class that takes `policy`.
+    #[inline]
+    pub(crate) fn class_for(&self, policy: Policy) -> usize {
+        self.classes.class_for(policy).unwrap_or(0)
     }
 
     /// Carry out requested migrations and reschedules until nothing is
@@ -124,7 +128,7 @@ impl Simulator {
                 if t.is_queued() && t.affinity.contains(dst) {
                     // The stopper preempts `p` and pushes it to `dst`.
                     let c = self.class_of(p);
-                    self.classes[c].put_prev_task(&mut self.m, cpu, p, None);
+                    self.classes.get(c).put_prev_task(&mut self.m, cpu, p, None);
                     put_prev_done = true;
                     self.switch_out(cpu, p);
                     self.m.rqs[cpu].curr = None;
@@ -135,23 +139,24 @@ impl Simulator {
         if self.m.online.contains(cpu) {
             // An offline CPU pulls nothing (engine/hotplug.rs).
             for c in 0..self.classes.len() {
-                self.classes[c].balance(&mut self.m, cpu);
+                self.classes.get(c).balance(&mut self.m, cpu);
             }
         }
         self.apply_migrations();
         let mut next = None;
-        // An active fair server runs fair tasks ahead of RT (§7).
-        let first = match &self.server {
-            Some(s)
+        // An active server runs its class's tasks ahead of the classes
+        // above it (the fair server ahead of RT, §7).
+        let first = match (&self.server, self.served_class()) {
+            (Some(s), Some(served))
                 if s.state(cpu) == ServerState::Active
-                    && self.classes[FAIR].nr_runnable(cpu) > 0 =>
+                    && self.classes.get_ref(served).nr_runnable(cpu) > 0 =>
             {
-                FAIR
+                served
             }
             _ => 0,
         };
         for c in first..self.classes.len() {
-            if let Some(t) = self.classes[c].pick_task(&mut self.m, cpu) {
+            if let Some(t) = self.classes.get(c).pick_task(&mut self.m, cpu) {
                 next = Some(t);
                 break;
             }
@@ -166,39 +171,52 @@ impl Simulator {
         }
         if let Some(p) = curr {
             let c = self.class_of(p);
-            self.classes[c].put_prev_task(&mut self.m, cpu, p, next);
+            self.classes.get(c).put_prev_task(&mut self.m, cpu, p, next);
             self.switch_out(cpu, p);
         }
         if let Some(n) = next {
             let c = self.class_of(n);
-            self.classes[c].set_next_task(&mut self.m, cpu, n);
+            self.classes.get(c).set_next_task(&mut self.m, cpu, n);
         }
         self.switch_in(cpu, if put_prev_done { prev } else { curr }, next);
     }
 
-    /// Bring `cpu`'s fair server up to date (engine/server.rs).
+    /// Position of the class the deadline server serves, if any.
+    #[inline]
+    fn served_class(&self) -> Option<usize> {
+        self.classes.server.as_ref().map(|s| s.served)
+    }
+
+    /// Bring `cpu`'s server up to date (engine/server.rs).
     pub(crate) fn server_update(&mut self, cpu: CpuId) {
-        let Some(s) = self.server.as_mut() else {
+        let Some(served) = self.served_class() else {
             return;
         };
         let ran = match self.m.rqs[cpu].curr {
             None => Ran::Idle,
-            Some(t) if !self.m.tasks[t].policy.is_fair() => Ran::Other,
+            Some(t) if self.class_of(t) != served => Ran::Other,
             Some(_) => Ran::Fair,
         };
-        let nr_fair = self.classes[FAIR].nr_runnable(cpu);
-        let act = s.update(cpu, self.m.now, ran, nr_fair);
-        self.server_apply(cpu, act);
-    }
-
-    /// The fair server timer of `cpu` fired.
-    pub(crate) fn server_timer(&mut self, cpu: CpuId) {
-        self.server_update(cpu);
-        let rt_queued = self.classes[RT].nr_runnable(cpu) > 0;
+        let nr_served = self.classes.get_ref(served).nr_runnable(cpu);
         let Some(s) = self.server.as_mut() else {
             return;
         };
-        let act = s.timer(cpu, self.m.now, rt_queued);
+        let act = s.update(cpu, self.m.now, ran, nr_served);
+        self.server_apply(cpu, act);
+    }
+
+    /// The server timer of `cpu` fired.
+    pub(crate) fn server_timer(&mut self, cpu: CpuId) {
+        self.server_update(cpu);
+        let over_queued = self.classes.server.as_ref().is_some_and(|spec| {
+            spec.over
+                .iter()
+                .any(|c| self.classes.get_ref(*c).nr_runnable(cpu) > 0)
+        });
+        let Some(s) = self.server.as_mut() else {
+            return;
+        };
+        let act = s.timer(cpu, self.m.now, over_queued);
         self.server_apply(cpu, act);
     }
 
@@ -224,11 +242,11 @@ impl Simulator {
             DequeueFlags::SLEEP
         };
         let c = self.class_of(p);
-        let done = self.classes[c].dequeue_task(&mut self.m, cpu, p, flags);
+        let done = self.classes.get(c).dequeue_task(&mut self.m, cpu, p, flags);
         self.m.tasks[p].on_rq = if done { OnRq::No } else { OnRq::Delayed };
         self.m.rqs[cpu].nr_running -= 1;
         if state == TaskState::Dead {
-            self.classes[c].task_dead(&mut self.m, p);
+            self.classes.get(c).task_dead(&mut self.m, p);
         }
     }
 
@@ -248,9 +266,8 @@ impl Simulator {
     fn switch_out(&mut self, cpu: CpuId, p: TaskId) {
         let now = self.m.now;
         let ran = now - self.m.rqs[cpu].curr_since;
-        if self.cfg.weight_policy == crate::policy::WeightPolicy::Tsf {
-            self.tsf_update(cpu, p, ran);
-        }
+        let c = self.class_of(p);
+        self.classes.get(c).task_stopped(&mut self.m, cpu, p, ran);
         self.m.stats.tasks[p].cpu_time += ran;
         self.m.rqs[cpu].busy_ns += ran;
         self.m.rqs[cpu].seg_end = None;
@@ -331,7 +348,7 @@ impl Simulator {
     /// `activate_task`: make `t` runnable on `cpu`.
     fn activate(&mut self, t: TaskId, cpu: CpuId, flags: EnqueueFlags) {
         let c = self.class_of(t);
-        self.classes[c].enqueue_task(&mut self.m, cpu, t, flags);
+        self.classes.get(c).enqueue_task(&mut self.m, cpu, t, flags);
         let task = &mut self.m.tasks[t];
         task.on_rq = OnRq::Queued;
         task.state = TaskState::Runnable;
@@ -345,13 +362,15 @@ impl Simulator {
             None => self.m.resched(cpu),
             Some(curr) => {
                 let (cc, ct) = (self.class_of(curr), self.class_of(t));
-                let served = ct == FAIR
+                let served = Some(ct) == self.served_class()
                     && self
                         .server
                         .as_ref()
                         .is_some_and(|s| s.state(cpu) == ServerState::Active);
                 if cc == ct {
-                    self.classes[ct].wakeup_preempt(&mut self.m, cpu, t, flags);
+                    self.classes
+                        .get(ct)
+                        .wakeup_preempt(&mut self.m, cpu, t, flags);
                 } else if ct < cc || served {
                     // A higher class, or a fair task its active server runs.
                     self.m.resched(cpu);
@@ -385,7 +404,9 @@ impl Simulator {
     pub(crate) fn move_queued_task(&mut self, t: TaskId, dst: CpuId) {
         let src = self.m.tasks[t].cpu;
         let c = self.class_of(t);
-        self.classes[c].dequeue_task(&mut self.m, src, t, DequeueFlags::MOVE);
+        self.classes
+            .get(c)
+            .dequeue_task(&mut self.m, src, t, DequeueFlags::MOVE);
         self.m.rqs[src].nr_running -= 1;
         self.m.tasks[t].on_rq = OnRq::No;
         let since = self.m.tasks[t].runnable_since;
@@ -426,7 +447,7 @@ impl Simulator {
             OnRq::Delayed => {
                 // 6.12: a delay-dequeued task is requeued where it is.
                 let c = self.class_of(t);
-                self.classes[c].enqueue_task(
+                self.classes.get(c).enqueue_task(
                     &mut self.m,
                     prev_cpu,
                     t,
@@ -453,14 +474,16 @@ impl Simulator {
         self.m.tasks[t].waking_since = Some(self.m.now);
         let c = self.class_of(t);
         let mut cpu =
-            self.classes[c].select_task_rq(&mut self.m, t, prev_cpu, WakeFlags::TTWU, waker);
+            self.classes
+                .get(c)
+                .select_task_rq(&mut self.m, t, prev_cpu, WakeFlags::TTWU, waker);
         if !self.m.online.contains(cpu) {
             cpu = self.fallback_cpu(t);
         }
         let mut flags = EnqueueFlags::WAKEUP;
         let mut wf = WakeFlags::TTWU;
         if cpu != prev_cpu {
-            self.classes[c].migrate_task_rq(&mut self.m, t, cpu);
+            self.classes.get(c).migrate_task_rq(&mut self.m, t, cpu);
             self.set_task_cpu(t, cpu);
             flags = flags | EnqueueFlags::MIGRATED;
             wf = wf | WakeFlags::MIGRATED;
@@ -546,7 +569,7 @@ impl Simulator {
         // Every class sets up its per-task state, so a later policy change
         // (an rt-app phase) only moves the task between class queues.
         for k in 0..self.classes.len() {
-            self.classes[k].task_fork(&mut self.m, id, parent);
+            self.classes.get(k).task_fork(&mut self.m, id, parent);
         }
         let c = self.class_of(id);
         let waker = Waker {
@@ -554,7 +577,10 @@ impl Simulator {
             task: parent,
         };
         let prev = self.m.tasks[id].cpu;
-        let mut cpu = self.classes[c].select_task_rq(&mut self.m, id, prev, WakeFlags::FORK, waker);
+        let mut cpu =
+            self.classes
+                .get(c)
+                .select_task_rq(&mut self.m, id, prev, WakeFlags::FORK, waker);
         if !self.m.online.contains(cpu) {
             cpu = self.fallback_cpu(id);
         }
@@ -598,7 +624,7 @@ impl Simulator {
                 cpus(after),
                 cpus(limit),
                 self.m.nr_cpus(),
-                if matches!(self.cfg.scheduler, crate::config::SchedulerKind::Eevdf) {
+                if self.classes.server_bandwidth {
                     " less 0.05 per CPU for the 6.12 fair servers"
                 } else {
                     ""
@@ -611,29 +637,22 @@ impl Simulator {
     }
 
     /// The load weight of a thread of process `p` with `policy` and `nice`:
-    /// the nice weight, scaled by the weight policy (policy/) for the
-    /// process's live threads on the online CPUs.
+    /// the nice weight, as the policy's class makes it effective (weight
+    /// policies scale it for the process's live threads on the online CPUs).
     pub(crate) fn task_weight(&self, p: usize, policy: Policy, nice: i32) -> u64 {
         let w = Self::weight_of(policy, nice);
-        if !policy.is_fair() || policy == Policy::Idle {
-            return w;
-        }
-        let live = self.m.processes[p]
-            .threads
-            .iter()
-            .filter(|t| self.m.tasks[**t].exited.is_none())
-            .count();
-        self.cfg
-            .weight_policy
-            .weight(w, live, self.m.online.count())
+        let c = self.class_for(policy);
+        self.classes
+            .get_ref(c)
+            .effective_weight(&self.m, p, policy, w)
     }
 
-    /// Weight policies (policy/): recompute the weights of the live threads
-    /// of process `p` after it gained or lost a thread or CPUs went on or
-    /// offline. `new`: a thread not yet enqueued anywhere (its weight is
-    /// just set).
+    /// Recompute the weights of the live threads of process `p` after it
+    /// gained or lost a thread or CPUs went on or offline, if some class's
+    /// weights depend on that. `new`: a thread not yet enqueued anywhere
+    /// (its weight is just set).
     pub(crate) fn reweight_process(&mut self, p: usize, new: Option<TaskId>) {
-        if self.cfg.weight_policy == crate::policy::WeightPolicy::None {
+        if !self.weights_track_threads {
             return;
         }
         let live: Vec<TaskId> = self.m.processes[p]
@@ -647,41 +666,11 @@ impl Simulator {
             if w == self.m.tasks[t].weight {
                 continue;
             }
-            self.m.tasks[t].weight = w;
+            self.m.set_weight(t, w);
             if Some(t) != new {
-                self.classes[FAIR].reweight_task(&mut self.m, t);
+                let c = self.class_of(t);
+                self.classes.get(c).reweight_task(&mut self.m, t);
             }
-        }
-    }
-
-    /// TSF (policy/tsf.rs): read the synthetic PMU for the quantum `p` just
-    /// ran on `cpu` and set its weight for the next period.
-    fn tsf_update(&mut self, cpu: CpuId, p: TaskId, ran: Ns) {
-        let task = &self.m.tasks[p];
-        if !task.policy.is_fair() || task.policy == Policy::Idle || ran == 0 {
-            return;
-        }
-        let c = self.m.topo.cpu(cpu);
-        let (f, fmax) = (self.m.freq(cpu), c.max_freq_khz);
-        let st = &self.m.stats.tasks[p];
-        let work = st.work_done - st.quantum_work.min(st.work_done);
-        let get = |k: &str, d: i64| self.tunables.get(k).unwrap_or(d).max(0) as u64;
-        let (lat, noise, cost) = (
-            get("mem_latency_ns", 100),
-            get("pmu_noise_pct", 0),
-            get("tsf_cost_ns", 0),
-        );
-        let sample =
-            crate::exectime::pmu_sample(ran, work, task.mem_ppm, f, lat, noise, &mut self.m.rng);
-        let tsf = crate::policy::tsf::tsf(&sample, lat, f, fmax);
-        let base = Self::weight_of(task.policy, task.nice);
-        let w = ((base as f64 * tsf).round() as u64).max(2);
-        self.m.stats.policy_updates += 1;
-        self.m.stats.policy_overhead += cost;
-        self.m.rqs[cpu].pending_overhead += cost;
-        if w != task.weight {
-            self.m.tasks[p].weight = w;
-            self.classes[FAIR].reweight_task(&mut self.m, p);
         }
     }
 
@@ -716,15 +705,22 @@ impl Simulator {
     pub(crate) fn change_running_task(&mut self, t: TaskId, f: impl FnOnce(&mut Task)) {
         let cpu = self.m.tasks[t].cpu;
         let c = self.class_of(t);
-        self.classes[c].dequeue_task(&mut self.m, cpu, t, DequeueFlags::SAVE | DequeueFlags::MOVE);
-        self.classes[c].put_prev_task(&mut self.m, cpu, t, None);
+        self.classes.get(c).dequeue_task(
+            &mut self.m,
+            cpu,
+            t,
+            DequeueFlags::SAVE | DequeueFlags::MOVE,
+        );
+        self.classes.get(c).put_prev_task(&mut self.m, cpu, t, None);
         f(&mut self.m.tasks[t]);
         // A policy change may move the task to another class
         // (switched_from / switched_to).
         let c = self.class_of(t);
-        self.classes[c].reweight_task(&mut self.m, t);
-        self.classes[c].enqueue_task(&mut self.m, cpu, t, EnqueueFlags::RESTORE);
-        self.classes[c].set_next_task(&mut self.m, cpu, t);
+        self.classes.get(c).reweight_task(&mut self.m, t);
+        self.classes
+            .get(c)
+            .enqueue_task(&mut self.m, cpu, t, EnqueueFlags::RESTORE);
+        self.classes.get(c).set_next_task(&mut self.m, cpu, t);
         if !self.m.tasks[t].affinity.contains(cpu) {
             let dst = self.m.tasks[t].affinity.first().unwrap_or(0);
             self.m.rqs[cpu].active_balance_to = Some(dst);

@@ -293,7 +293,7 @@ impl Simulator {
                 Event::Yield => {
                     self.advance(t);
                     let c = self.class_of(t);
-                    self.classes[c].yield_task(&mut self.m, cpu);
+                    self.classes.get(c).yield_task(&mut self.m, cpu);
                     self.m.resched(cpu);
                     return Ok(());
                 }

@@ -93,7 +93,7 @@ impl Simulator {
             self.m.tasks[t].affinity = a;
         }
         for c in 0..self.classes.len() {
-            self.classes[c].cpus_changed(&mut self.m);
+            self.classes.get(c).cpus_changed(&mut self.m);
         }
         self.enforce_affinity();
         if !up {

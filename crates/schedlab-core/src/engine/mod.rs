@@ -6,6 +6,7 @@
 //! * [`exec`]: the rt-app interpreter: what a task does while it runs.
 //! * [`sync`]: mutexes, conditions, barriers and timers.
 
+mod abort;
 pub mod core;
 pub mod exec;
 pub mod governor;
@@ -13,14 +14,10 @@ pub mod hotplug;
 pub mod server;
 pub mod sync;
 
-use crate::class::dl::Dl;
-use crate::class::fair::tunables::{FairParams, Version};
 use crate::class::fair::weights::{nice_to_weight, WEIGHT_IDLEPRIO};
-use crate::class::fair::Fair;
-use crate::class::rt::{Rt, RtParams};
-use crate::class::SchedClass;
+use crate::class::stack::Stack;
 use crate::clock::Ns;
-use crate::config::{SchedulerKind, SimConfig, TunableSet};
+use crate::config::{SimConfig, TunableSet};
 use crate::cpuset::CpuSet;
 use crate::event::{EventKind, EventQueue};
 use crate::machine::{Machine, Process, TaskGroup};
@@ -42,13 +39,16 @@ pub enum SimError {
     Config(String),
     /// The workload misbehaves at run time (e.g. loops without consuming time).
     Runtime(String),
+    /// A scheduling policy misbehaved (the message names the policy, the
+    /// hook, the task and the time).
+    Policy(String),
 }
 
 impl std::fmt::Display for SimError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             SimError::Workload(e) => write!(f, "{e}"),
-            SimError::Config(s) | SimError::Runtime(s) => f.write_str(s),
+            SimError::Config(s) | SimError::Runtime(s) | SimError::Policy(s) => f.write_str(s),
         }
     }
 }
@@ -65,8 +65,8 @@ impl From<WorkloadError> for SimError {
 pub struct Simulator {
     /// Machine state.
     pub m: Machine,
-    /// The class stack, highest priority first.
-    pub classes: Vec<Box<dyn SchedClass>>,
+    /// The class stack, highest priority first (class/stack.rs).
+    pub classes: Stack,
     /// The workload.
     pub wl: Workload,
     /// Configuration.
@@ -96,8 +96,13 @@ pub struct Simulator {
     freq_levels: Vec<Vec<u64>>,
     gov_busy: Vec<Ns>,
     gov_step: usize,
-    /// 6.12 fair servers (None: 6.1, or no RT task can exist).
+    /// Deadline servers, one per CPU, for the class the stack's
+    /// `ServerSpec` names (6.12's fair servers; None: 6.1, or no RT task
+    /// can exist).
     server: Option<server::FairServer>,
+    /// Whether some class's weights depend on thread counts
+    /// (`SchedClass::weights_track_threads`).
+    weights_track_threads: bool,
     /// SCHED_DEADLINE bandwidth admitted (`dl_b->total_bw`, tasks only) and
     /// the limit for tasks, BW_SHIFT fixed point.
     dl_bw: (u64, u64),
@@ -225,7 +230,9 @@ fn policy_path(wl: &Workload, ti: usize, phase: Option<usize>) -> String {
 impl Simulator {
     /// Build a simulation of `wl` under `cfg`.
     pub fn new(mut wl: Workload, cfg: SimConfig) -> Result<Self, SimError> {
-        let tunables = cfg.scheduler.tunables(&cfg.set).map_err(SimError::Config)?;
+        let resolved = crate::registry::resolve(&cfg.scheduler, &cfg.dl_policy, &cfg.set)
+            .map_err(SimError::Config)?;
+        let tunables = resolved.tunables;
         if !(1..=10_000).contains(&cfg.hz) {
             return Err(SimError::Config(format!(
                 "hz must be 1..=10000, got {}",
@@ -293,11 +300,13 @@ impl Simulator {
             migrations: vec![],
             online: topo.all(),
             timers: vec![],
+            error: None,
+            aborts: vec![],
             topo,
         };
         let mut sim = Simulator {
             m,
-            classes: vec![],
+            classes: Stack::new(),
             cs_cost: tunables.get("context_switch_ns").unwrap_or(0) as Ns,
             mig_cost: tunables.get("migration_ns").unwrap_or(0) as Ns,
             tunables,
@@ -313,6 +322,7 @@ impl Simulator {
             process_index: std::collections::HashMap::new(),
             autogroup,
             server: None,
+            weights_track_threads: false,
             freq_levels: vec![],
             gov_busy: vec![],
             gov_step: 0,
@@ -329,30 +339,22 @@ impl Simulator {
         if sim.autogroup {
             sim.build_autogroups();
         }
-        let version = match sim.cfg.scheduler {
-            SchedulerKind::Eevdf => Version::Eevdf,
-            SchedulerKind::Cfs => Version::Cfs,
+        let ctx = crate::plugin::StackCtx {
+            m: &sim.m,
+            wl: &sim.wl,
+            tunables: &sim.tunables,
+            fair_policy: resolved.fair_policy,
+            dl_order: resolved.dl_order,
         };
-        let params = FairParams::new(version, &sim.tunables, sim.cfg.cpus);
-        if version == Version::Cfs && sim.uses_custom_slice() {
-            sim.wl.warnings.push(
-                "dl-runtime on a fair policy requests a custom slice, which Linux 6.1 (cfs) ignores".into(),
-            );
-        }
-        let rt = RtParams {
-            // 6.1 throttles RT per CPU; 6.12 has the fair server instead.
-            throttling: version == Version::Cfs,
-            ..RtParams::default()
-        };
-        sim.dl_bw.1 = dl_bw_limit(sim.m.nr_cpus(), version == Version::Eevdf);
-        let swap_rule = sim.tunables.get("illf_swap_rule").unwrap_or(1) != 0;
-        sim.classes
-            .push(Box::new(Dl::new(&sim.m, sim.cfg.dl_policy, swap_rule)));
-        sim.classes.push(Box::new(Rt::new(rt, &sim.m)));
-        if version == Version::Eevdf && sim.wl.uses_rt() {
+        let mut stack = (resolved.scheduler.build)(&ctx).map_err(SimError::Config)?;
+        sim.wl.warnings.append(&mut stack.warnings);
+        sim.dl_bw.1 = dl_bw_limit(sim.m.nr_cpus(), stack.server_bandwidth);
+        if stack.server.is_some() {
             sim.server = Some(server::FairServer::new(sim.m.nr_cpus()));
         }
-        sim.classes.push(Box::new(Fair::new(params, &sim.m)));
+        sim.weights_track_threads = stack.iter().any(|c| c.weights_track_threads());
+        sim.classes = stack;
+        sim.check_policies(resolved.scheduler.name)?;
         sim.init_barriers();
         sim.start();
         if let Some(e) = sim.error.take() {
@@ -362,10 +364,32 @@ impl Simulator {
         Ok(sim)
     }
 
-    fn uses_custom_slice(&self) -> bool {
-        self.wl.tasks.iter().any(|t| {
-            t.attrs.dl_runtime.is_some() || t.phases.iter().any(|p| p.attrs.dl_runtime.is_some())
-        })
+    /// Every policy the workload uses must have a class in the stack.
+    fn check_policies(&self, scheduler: &str) -> Result<(), SimError> {
+        let wl = &self.wl;
+        for (ti, t) in wl.tasks.iter().enumerate() {
+            let phases = std::iter::once((None, &t.attrs)).chain(
+                t.phases
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| (Some(i), &p.attrs)),
+            );
+            for (pi, a) in phases {
+                let p = a.policy.unwrap_or(wl.default_policy);
+                if self.classes.class_for(p).is_none() {
+                    return Err(WorkloadError::at(
+                        &wl.source,
+                        &format!("{}.policy", policy_path(wl, ti, pi)),
+                        format!(
+                            "scheduler {scheduler} has no class for {}; expected one of the policies its classes take",
+                            p.name()
+                        ),
+                    )
+                    .into());
+                }
+            }
+        }
+        Ok(())
     }
 
     fn validate(wl: &Workload, cpus: usize) -> Result<(), SimError> {
@@ -583,6 +607,13 @@ impl Simulator {
             self.m.stats.events += 1;
             self.handle(kind)?;
             self.process_pending();
+            if !self.m.aborts.is_empty() {
+                self.apply_aborts();
+                self.process_pending();
+            }
+            if let Some(msg) = self.m.error.take() {
+                self.fail(SimError::Policy(msg));
+            }
             self.queue_class_timers();
             if let Some(e) = self.error.take() {
                 return Err(e);
@@ -594,7 +625,7 @@ impl Simulator {
     /// Check every class's invariants and the engine's own (tests use this
     /// between steps).
     pub fn check_invariants(&self) -> Result<(), String> {
-        for c in &self.classes {
+        for c in self.classes.iter() {
             c.check_invariants(&self.m)?;
         }
         for (cpu, rq) in self.m.rqs.iter().enumerate() {
@@ -673,7 +704,7 @@ impl Simulator {
             EventKind::GovernorTick => self.governor_tick(),
             EventKind::Hotplug { idx } => self.hotplug(idx),
             EventKind::ClassTimer { class, cpu, tag } => {
-                self.classes[class].timer(&mut self.m, cpu, tag);
+                self.classes.get(class).timer(&mut self.m, cpu, tag);
             }
             EventKind::End => self.finished_at = Some(self.m.now),
         }
@@ -687,10 +718,10 @@ impl Simulator {
         self.server_update(cpu);
         if let Some(t) = self.m.rqs[cpu].curr {
             let c = self.class_of(t);
-            self.classes[c].task_tick(&mut self.m, cpu, t);
+            self.classes.get(c).task_tick(&mut self.m, cpu, t);
         }
         for c in 0..self.classes.len() {
-            self.classes[c].tick_balance(&mut self.m, cpu);
+            self.classes.get(c).tick_balance(&mut self.m, cpu);
         }
     }
 
@@ -778,7 +809,7 @@ impl Simulator {
         }
         self.settle(cpu);
         for c in 0..self.classes.len() {
-            self.classes[c].update_curr(&mut self.m, cpu);
+            self.classes.get(c).update_curr(&mut self.m, cpu);
         }
         let now = self.m.now;
         let rq = &mut self.m.rqs[cpu];
@@ -798,10 +829,13 @@ impl Simulator {
     /// Move class timer requests into the event queue.
     fn queue_class_timers(&mut self) {
         for r in std::mem::take(&mut self.m.timers) {
+            let Some(class) = self.classes.position(r.class) else {
+                continue;
+            };
             self.events.push(
                 r.at,
                 EventKind::ClassTimer {
-                    class: r.class,
+                    class,
                     cpu: r.cpu,
                     tag: r.tag,
                 },

@@ -14,12 +14,43 @@
 //!
 //! Guard (§3.2): for N_o = 1 the formula degenerates (c = −1: α = 0 for
 //! every N_t > 1, 0/0 at N_t = 1); α = 1 there, as the spec proposes.
-//! Weights are recomputed when a process gains or loses a thread; the
-//! simulator has no CPU hotplug, so N_o is the machine's CPU count.
+//! Weights are recomputed when a process gains or loses a thread and when
+//! CPUs go on or offline (N_o is the number of online CPUs).
+
+use crate::class::fair::hooks::FairHooks;
+use crate::plugin::FairPolicyDef;
 
 /// One-line description for listings.
 pub const DESCRIPTION: &str =
     "dynamic weights α(N_t, N_o)·w: up to 1.1 for processes with ~N_o threads, damped beyond (seed 003)";
+
+/// Registry declaration (registry.rs, `FAIR_POLICIES`).
+pub const DEF: FairPolicyDef = FairPolicyDef {
+    name: "dwcfs",
+    description: DESCRIPTION,
+    source: "seed 003 (../shared/seeds/003); seed-algorithms.md §3.1-§3.3",
+    tunables: &[],
+    hooks: |_| Box::new(Dwcfs),
+};
+
+/// DW-CFS as fair-class hooks.
+#[derive(Debug, Default)]
+pub struct Dwcfs;
+
+impl FairHooks for Dwcfs {
+    fn name(&self) -> &'static str {
+        "dwcfs"
+    }
+
+    fn effective_weight(&self, w: u64, threads: usize, cpus: usize) -> u64 {
+        // At least 2, the kernel's smallest weight after scale_load_down.
+        weight(w, threads, cpus).max(2)
+    }
+
+    fn thread_count_aware(&self) -> bool {
+        true
+    }
+}
 
 /// α(N_t, N_o).
 pub fn alpha(threads: usize, cpus: usize) -> f64 {

@@ -18,14 +18,116 @@
 //! with f the frequency expected for the next period (the current one: the
 //! governors modelled so far are steady) and L_mem a platform constant
 //! (tunable `mem_latency_ns`). The new weight TSF × nice weight applies from
-//! the task's next period on (the engine reweights it as it is switched
-//! out). The counters come from exectime.rs's synthetic PMU.
+//! the task's next period on (the fair class reweights it as it is switched
+//! out: the `stopping` hook). The counters come from exectime.rs's synthetic
+//! PMU.
 
+use crate::class::fair::hooks::FairHooks;
+use crate::class::fair::weights::nice_to_weight;
+use crate::clock::Ns;
+use crate::config::{Tunable, TunableSet};
+use crate::cpuset::CpuId;
 use crate::exectime::PmuSample;
+use crate::machine::Machine;
+use crate::plugin::FairPolicyDef;
+use crate::task::TaskId;
+use crate::workload::Policy;
 
 /// One-line description for listings.
 pub const DESCRIPTION: &str =
     "DVFS-aware weights: TSF = 1/P(f) from PMU counters at each switch, applied next period (seed 000)";
+
+/// Registry declaration (registry.rs, `FAIR_POLICIES`).
+pub const DEF: FairPolicyDef = FairPolicyDef {
+    name: "tsf",
+    description: DESCRIPTION,
+    source: "seed 000 (../shared/seeds/000); seed-algorithms.md §1",
+    tunables: TUNABLES,
+    hooks: |t| Box::new(Tsf::new(t)),
+};
+
+/// TSF's tunables.
+pub const TUNABLES: &[Tunable] = &[
+    Tunable {
+        name: "mem_latency_ns",
+        default: 100,
+        min: 1,
+        max: 10_000,
+        unit: "ns",
+        doc: "memory latency L_mem: stall time per LLC miss in the synthetic PMU and for TSF's estimate",
+    },
+    Tunable {
+        name: "pmu_noise_pct",
+        default: 0,
+        min: 0,
+        max: 100,
+        unit: "%",
+        doc: "seeded uniform noise on synthetic PMU miss counts, +-percent",
+    },
+    Tunable {
+        name: "tsf_cost_ns",
+        default: 0,
+        min: 0,
+        max: 1_000_000,
+        unit: "ns",
+        doc: "CPU time one TSF computation costs at a context switch (reading and resetting PMU counters)",
+    },
+];
+
+/// TSF as fair-class hooks.
+#[derive(Debug)]
+pub struct Tsf {
+    mem_latency_ns: u64,
+    pmu_noise_pct: u64,
+    cost_ns: u64,
+}
+
+impl Tsf {
+    /// TSF with the run's tunables.
+    pub fn new(t: &TunableSet) -> Self {
+        let get = |k: &str, d: i64| t.get(k).unwrap_or(d).max(0) as u64;
+        Tsf {
+            mem_latency_ns: get("mem_latency_ns", 100),
+            pmu_noise_pct: get("pmu_noise_pct", 0),
+            cost_ns: get("tsf_cost_ns", 0),
+        }
+    }
+}
+
+impl FairHooks for Tsf {
+    fn name(&self) -> &'static str {
+        "tsf"
+    }
+
+    /// Read the synthetic PMU for the quantum `t` just ran on `cpu` and
+    /// return its weight for the next period.
+    fn stopping(&mut self, m: &mut Machine, cpu: CpuId, t: TaskId, ran: Ns) -> Option<u64> {
+        let task = &m.tasks[t];
+        if task.policy == Policy::Idle || ran == 0 {
+            return None;
+        }
+        let c = m.topo.cpu(cpu);
+        let (f, fmax) = (m.freq(cpu), c.max_freq_khz);
+        let st = &m.stats.tasks[t];
+        let work = st.work_done - st.quantum_work.min(st.work_done);
+        let (mem_ppm, nice) = (task.mem_ppm, task.nice);
+        let lat = self.mem_latency_ns;
+        let sample =
+            crate::exectime::pmu_sample(ran, work, mem_ppm, f, lat, self.pmu_noise_pct, &mut m.rng);
+        let factor = tsf(&sample, lat, f, fmax);
+        let w = ((nice_to_weight(nice) as f64 * factor).round() as u64).max(2);
+        m.charge_policy_overhead(cpu, self.cost_ns);
+        Some(w)
+    }
+
+    /// Keeps the behaviour recorded when TSF was an engine special case:
+    /// a thread created or exiting in a process resets its threads'
+    /// weights to the nice weight until their next switch-out (see
+    /// docs/model.md, "Weight policies").
+    fn thread_count_aware(&self) -> bool {
+        true
+    }
+}
 
 /// TSF from one quantum's counters, for running next at `f_next_khz` on a
 /// CPU whose maximum is `f_max_khz`. 1.0 when nothing can be estimated.

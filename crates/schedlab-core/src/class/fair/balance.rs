@@ -524,8 +524,7 @@ impl Fair {
         }
         if env.mtype == Migration::Task && d.failed > d.cache_nice_tries + 2 {
             if let Some(curr) = m.rqs[src].curr {
-                if m.tasks[curr].affinity.contains(dst) && m.rqs[src].active_balance_to.is_none() {
-                    m.rqs[src].active_balance_to = Some(dst);
+                if m.tasks[curr].affinity.contains(dst) && m.request_active_balance(src, dst) {
                     m.resched(src);
                     d.failed = d.cache_nice_tries + 1;
                 }

@@ -117,7 +117,7 @@ impl Fair {
     }
 
     /// `place_entity` (§7).
-    fn eevdf_place_entity(&mut self, rq: RqId, se: SeId, flags: EnqueueFlags) {
+    fn eevdf_place_entity(&mut self, m: &Machine, rq: RqId, se: SeId, flags: EnqueueFlags) {
         let v = self.avg_vruntime(rq);
         if !self.se[se].custom_slice {
             self.se[se].slice = self.p.base_slice;
@@ -131,6 +131,9 @@ impl Fair {
             }
             let l = self.se[se].vlag as i128 * (load + self.se[se].w() as i128);
             lag = (l / load.max(1)) as i64;
+        }
+        if let Some(t) = self.se[se].task {
+            (lag, vslice) = self.hooks.place(m, t, lag, vslice);
         }
         self.se[se].vruntime = v - lag;
         if self.p.place_rel_deadline && self.se[se].rel_deadline {
@@ -154,14 +157,14 @@ impl Fair {
     ) {
         let curr = self.cfs[rq].curr == Some(se);
         if curr {
-            self.eevdf_place_entity(rq, se, flags);
+            self.eevdf_place_entity(m, rq, se, flags);
         }
         self.update_curr(m, rq);
         if self.se[se].my_q.is_some() {
             self.update_cfs_group(m, se);
         }
         if !curr {
-            self.eevdf_place_entity(rq, se, flags);
+            self.eevdf_place_entity(m, rq, se, flags);
         }
         self.account_enqueue(m, rq, se);
         if !curr {
@@ -225,7 +228,7 @@ impl Fair {
                     self.tree_remove(rq, se);
                 }
                 self.se[se].vlag = 0;
-                self.eevdf_place_entity(rq, se, EnqueueFlags::default());
+                self.eevdf_place_entity(m, rq, se, EnqueueFlags::default());
                 if self.cfs[rq].curr != Some(se) {
                     self.tree_insert(rq, se);
                 }

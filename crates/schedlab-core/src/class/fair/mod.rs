@@ -15,6 +15,7 @@ pub mod cfs;
 pub mod eevdf;
 pub mod entity;
 pub mod group;
+pub mod hooks;
 pub mod select;
 pub mod tunables;
 pub mod weights;
@@ -27,6 +28,7 @@ use crate::pelt::Pelt;
 use crate::task::TaskId;
 use crate::workload::Policy;
 use entity::{CfsRq, Entity, RqId, SeId};
+use hooks::FairHooks;
 use tunables::{FairParams, Version};
 use weights::LoadWeight;
 
@@ -90,11 +92,14 @@ pub struct Fair {
     /// Wakee-flip statistics per task (`wake_wide`).
     pub wakee: Vec<select::WakeeFlips>,
     seq: u64,
+    /// The research policy patching this class (hooks.rs); `NoHooks` for
+    /// the kernel's.
+    pub hooks: Box<dyn FairHooks>,
 }
 
 impl Fair {
-    /// A fair class for `m`'s CPUs and task groups.
-    pub fn new(p: FairParams, m: &Machine) -> Self {
+    /// A fair class for `m`'s CPUs and task groups, patched by `hooks`.
+    pub fn new(p: FairParams, m: &Machine, hooks: Box<dyn FairHooks>) -> Self {
         let n = m.nr_cpus();
         let mut f = Fair {
             p,
@@ -108,6 +113,7 @@ impl Fair {
             lb: balance::Balancer::new(&m.topo, m.hz),
             wakee: vec![],
             seq: 0,
+            hooks,
         };
         for (g, grp) in m.groups.iter().enumerate() {
             let mut t = TgRqs {
@@ -283,6 +289,9 @@ impl Fair {
         e.exec_start = now;
         e.sum_exec += delta;
         e.vruntime += weights::calc_delta_fair(delta, e.lw) as i64;
+        if let Some(t) = e.task {
+            self.hooks.update_curr(m, t, delta);
+        }
         match self.p.version {
             Version::Cfs => self.update_min_vruntime(rq),
             Version::Eevdf => self.eevdf_update_curr_tail(m, rq, c),
@@ -519,6 +528,7 @@ impl SchedClass for Fair {
         if self.p.version == Version::Cfs {
             self.cfs_task_fork(m, t, parent);
         }
+        self.hooks.task_fork(m, t, parent);
     }
 
     fn enqueue_task(&mut self, m: &mut Machine, cpu: CpuId, t: TaskId, flags: EnqueueFlags) {
@@ -531,6 +541,9 @@ impl SchedClass for Fair {
             return;
         }
         self.attach_task(m, t, cpu);
+        if flags.has(EnqueueFlags::WAKEUP) {
+            self.hooks.task_wakeup(m, t);
+        }
         let mut fl = flags;
         let mut s = Some(se0);
         while let Some(x) = s {
@@ -565,6 +578,9 @@ impl SchedClass for Fair {
         flags: DequeueFlags,
     ) -> bool {
         let se0 = self.task_se[t];
+        if flags.has(DequeueFlags::SLEEP) {
+            self.hooks.task_sleep(m, t);
+        }
         let was_delayed = self.se[se0].delayed;
         let done = self.dequeue_entities(m, se0, flags);
         if !was_delayed {
@@ -725,6 +741,31 @@ impl SchedClass for Fair {
     fn task_dead(&mut self, _m: &mut Machine, t: TaskId) {
         let se = self.task_se[t];
         self.se[se].on_rq = false;
+    }
+
+    fn task_stopped(&mut self, m: &mut Machine, cpu: CpuId, t: TaskId, ran: crate::clock::Ns) {
+        if let Some(w) = self.hooks.stopping(m, cpu, t, ran) {
+            if w != m.tasks[t].weight {
+                m.set_weight(t, w);
+                self.reweight_task(m, t);
+            }
+        }
+    }
+
+    fn effective_weight(&self, m: &Machine, process: usize, policy: Policy, base: u64) -> u64 {
+        if policy == Policy::Idle {
+            return base;
+        }
+        let live = m.processes[process]
+            .threads
+            .iter()
+            .filter(|t| m.tasks[**t].exited.is_none())
+            .count();
+        self.hooks.effective_weight(base, live, m.online.count())
+    }
+
+    fn weights_track_threads(&self) -> bool {
+        self.hooks.thread_count_aware()
     }
 
     fn update_curr(&mut self, m: &mut Machine, cpu: CpuId) {

@@ -5,7 +5,7 @@
 //! effective latency, granularities and base slice are multiplied by the
 //! CPU-count factor of `get_update_sysctl_factor` (linux-cfs.md §4).
 
-use crate::config::{Tunable, TunableSet};
+use crate::tunable::{Tunable, TunableSet};
 
 /// Which fair class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,6 +22,7 @@ const fn t(name: &'static str, default: i64, min: i64, max: i64, doc: &'static s
         default,
         min,
         max,
+        unit: crate::tunable::unit_of(name, max),
         doc,
     }
 }

@@ -1,0 +1,224 @@
+//! The registry: every scheduler, fair-class policy and SCHED_DEADLINE
+//! ordering the simulator knows, one line each (declarations in
+//! plugin.rs). Adding a scheduler is one file plus one line here.
+//!
+//! Names are resolved here and nowhere else: the CLI, the Python API,
+//! `schedlab schedulers` and the docs all list what these tables hold.
+
+use crate::class::dl::Dl;
+use crate::class::fair::hooks::{FairHooks, NoHooks};
+use crate::class::fair::tunables::{FairParams, Version, CFS_TUNABLES, EEVDF_TUNABLES};
+use crate::class::fair::Fair;
+use crate::class::rt::{Rt, RtParams};
+use crate::class::stack::{ServerSpec, Stack};
+use crate::config::{DlPolicy, ENGINE_TUNABLES};
+use crate::plugin::{DlOrderDef, FairPolicyDef, SchedulerDef, StackCtx};
+use crate::policy;
+use crate::tunable::{Tunable, TunableSet};
+use crate::workload::Policy;
+
+/// Every scheduler, default first.
+pub static SCHEDULERS: &[SchedulerDef] = &[EEVDF, CFS];
+
+/// Every fair-class policy (`+NAME`).
+pub static FAIR_POLICIES: &[FairPolicyDef] =
+    &[policy::pfs::DEF, policy::dwcfs::DEF, policy::tsf::DEF];
+
+/// Every SCHED_DEADLINE ordering (`--dl-policy`), default first.
+pub static DL_ORDERS: &[DlOrderDef] = &[EDF, LLF, ILLF];
+
+const EEVDF: SchedulerDef = SchedulerDef {
+    name: "eevdf",
+    description: "Linux 6.12 fair class: EEVDF with lag, eligibility, virtual deadlines, RUN_TO_PARITY and delayed dequeue (default)",
+    source: "linux-eevdf.md, linux-smp.md, linux-rt-dl.md; kernel/sched/{fair,rt,deadline}.c",
+    version: "6.12",
+    classes: &["dl", "rt", "fair"],
+    tunables: EEVDF_TUNABLES,
+    fair_policies: true,
+    dl_orders: true,
+    build: |ctx| mainline(ctx, Version::Eevdf),
+};
+
+const CFS: SchedulerDef = SchedulerDef {
+    name: "cfs",
+    description: "Linux 6.1 fair class: CFS with sched_period/sched_slice, wakeup granularity, buddies and sleeper credit",
+    source: "linux-cfs.md, linux-smp.md, linux-rt-dl.md; kernel/sched/{fair,rt,deadline}.c",
+    version: "6.1",
+    classes: &["dl", "rt", "fair"],
+    tunables: CFS_TUNABLES,
+    fair_policies: true,
+    dl_orders: true,
+    build: |ctx| mainline(ctx, Version::Cfs),
+};
+
+const EDF: DlOrderDef = DlOrderDef {
+    name: "edf",
+    description: "earliest deadline first: the kernel's SCHED_DEADLINE, global by push/pull",
+    source: "linux-rt-dl.md §6; kernel/sched/deadline.c",
+    tunables: &[],
+    order: DlPolicy::Edf,
+};
+
+const LLF: DlOrderDef = DlOrderDef {
+    name: "llf",
+    description: "least laxity first, laxity re-evaluated at every tick (seed 001's baseline)",
+    source: "seed-algorithms.md §2",
+    tunables: &[],
+    order: DlPolicy::Llf,
+};
+
+const ILLF: DlOrderDef = DlOrderDef {
+    name: "illf",
+    description:
+        "seed 001's improved LLF: restricted re-keying and switch points, big/small swap rule",
+    source: "seed-algorithms.md §2; ../shared/seeds/001",
+    tunables: &[Tunable {
+        name: "illf_swap_rule",
+        default: 1,
+        min: 0,
+        max: 1,
+        unit: "bool",
+        doc:
+            "ILLF rule 4 (big/small swap at activation and pick); 0 = ablation with rules 1-3 only",
+    }],
+    order: DlPolicy::Illf,
+};
+
+/// Mainline Linux: dl, rt, fair (and idle: "no task"), with 6.12's fair
+/// server on EEVDF and 6.1's RT throttling on CFS.
+fn mainline(ctx: &StackCtx, version: Version) -> Result<Stack, String> {
+    let m = ctx.m;
+    let mut s = Stack::new();
+    let swap_rule = ctx.tunables.get("illf_swap_rule").unwrap_or(1) != 0;
+    s.push(
+        Box::new(Dl::new(m, ctx.dl_order.order, swap_rule)),
+        &[Policy::Deadline],
+    );
+    let rt = RtParams {
+        // 6.1 throttles RT per CPU; 6.12 has the fair server instead.
+        throttling: version == Version::Cfs,
+        ..RtParams::default()
+    };
+    let rt_idx = s.push(Box::new(Rt::new(rt, m)), &[Policy::Fifo, Policy::Rr]);
+    let params = FairParams::new(version, ctx.tunables, m.nr_cpus());
+    let hooks: Box<dyn FairHooks> = match ctx.fair_policy {
+        Some(p) => (p.hooks)(ctx.tunables),
+        None => Box::new(NoHooks),
+    };
+    let fair = s.push(
+        Box::new(Fair::new(params, m, hooks)),
+        &[Policy::Other, Policy::Batch, Policy::Idle],
+    );
+    s.set_fallback(fair);
+    if version == Version::Eevdf {
+        s.server_bandwidth = true;
+        // Without RT tasks the server never activates (fair tasks deplete
+        // it first), so it is only instantiated when RT tasks can exist.
+        if ctx.wl.uses_rt() {
+            s.server = Some(ServerSpec {
+                served: fair,
+                over: vec![rt_idx],
+            });
+        }
+    }
+    if version == Version::Cfs && uses_custom_slice(ctx) {
+        s.warnings.push(
+            "dl-runtime on a fair policy requests a custom slice, which Linux 6.1 (cfs) ignores"
+                .into(),
+        );
+    }
+    Ok(s)
+}
+
+fn uses_custom_slice(ctx: &StackCtx) -> bool {
+    ctx.wl.tasks.iter().any(|t| {
+        t.attrs.dl_runtime.is_some() || t.phases.iter().any(|p| p.attrs.dl_runtime.is_some())
+    })
+}
+
+/// A run's scheduler, policies and tunables, resolved from names.
+pub struct Resolved {
+    /// The scheduler.
+    pub scheduler: &'static SchedulerDef,
+    /// The fair-class policy after `+`, if any.
+    pub fair_policy: Option<&'static FairPolicyDef>,
+    /// The SCHED_DEADLINE ordering.
+    pub dl_order: &'static DlOrderDef,
+    /// Defaults of every tunable that applies, with the overrides.
+    pub tunables: TunableSet,
+}
+
+fn names<T>(xs: &[T], name: fn(&T) -> &'static str) -> String {
+    xs.iter().map(name).collect::<Vec<_>>().join(", ")
+}
+
+/// The scheduler named `scheduler` (`base` or `base+policy`), the
+/// SCHED_DEADLINE ordering named `dl_order`, and the tunables with the
+/// `--set` overrides. Unknown names are errors listing the known ones.
+pub fn resolve(
+    scheduler: &str,
+    dl_order: &str,
+    overrides: &[(String, i64)],
+) -> Result<Resolved, String> {
+    let (base, plus) = match scheduler.split_once('+') {
+        None => (scheduler, None),
+        Some((b, p)) => (b, Some(p)),
+    };
+    let sched = SCHEDULERS.iter().find(|s| s.name == base).ok_or_else(|| {
+        format!(
+            "unknown scheduler \"{scheduler}\"; expected one of: {}, optionally with +{}",
+            names(SCHEDULERS, |s| s.name),
+            FAIR_POLICIES
+                .iter()
+                .map(|p| p.name)
+                .collect::<Vec<_>>()
+                .join(" or +")
+        )
+    })?;
+    let fair = match plus {
+        None => None,
+        Some(p) => {
+            let def = FAIR_POLICIES.iter().find(|d| d.name == p).ok_or_else(|| {
+                format!(
+                    "unknown fair-class policy \"+{p}\" in \"{scheduler}\"; expected one of: {}",
+                    names(FAIR_POLICIES, |d| d.name)
+                )
+            })?;
+            if !sched.fair_policies {
+                return Err(format!(
+                    "scheduler {base} has no fair class, so \"+{p}\" cannot patch it"
+                ));
+            }
+            Some(def)
+        }
+    };
+    let dl = DL_ORDERS
+        .iter()
+        .find(|d| d.name == dl_order)
+        .ok_or_else(|| {
+            format!(
+                "unknown dl-policy \"{dl_order}\"; expected one of: {}",
+                names(DL_ORDERS, |d| d.name)
+            )
+        })?;
+    if !sched.dl_orders && dl.name != DL_ORDERS[0].name {
+        return Err(format!(
+            "scheduler {base} has no deadline class, so --dl-policy {} does not apply",
+            dl.name
+        ));
+    }
+    let specs: Vec<&Tunable> = sched
+        .tunables
+        .iter()
+        .chain(fair.map_or(&[][..], |f| f.tunables))
+        .chain(dl.tunables)
+        .chain(ENGINE_TUNABLES)
+        .collect();
+    let tunables = TunableSet::resolve(&specs, overrides, &format!("scheduler {scheduler}"))?;
+    Ok(Resolved {
+        scheduler: sched,
+        fair_policy: fair,
+        dl_order: dl,
+        tunables,
+    })
+}
