@@ -346,8 +346,10 @@ impl Simulator {
         };
         sim.dl_bw.1 = dl_bw_limit(sim.m.nr_cpus(), version == Version::Eevdf);
         let swap_rule = sim.tunables.get("illf_swap_rule").unwrap_or(1) != 0;
-        sim.classes
-            .push(Box::new(Dl::new(&sim.m, sim.cfg.dl_policy, swap_rule)));
+        sim.classes.push(Box::new(Dl::new(
+            &sim.m,
+            crate::policy::dl_order(sim.cfg.dl_policy, swap_rule),
+        )));
         sim.classes.push(Box::new(Rt::new(rt, &sim.m)));
         if version == Version::Eevdf && sim.wl.uses_rt() {
             sim.server = Some(server::FairServer::new(sim.m.nr_cpus()));

@@ -5,12 +5,31 @@
 //! thread; the fair class itself (CFS 6.1 or EEVDF 6.12) is unchanged. They
 //! are selected with a `+` suffix on the scheduler name (`eevdf+dwcfs`,
 //! `cfs+pfs`).
+//!
+//! Deadline orders replace how the deadline class orders SCHED_DEADLINE
+//! jobs through its [`DlOrder`] hook (class/dl/order.rs); CBS, push/pull
+//! and admission stay the kernel's. They are selected with `--dl-policy`
+//! ([`dl_order`]).
 
 pub mod dwcfs;
+pub mod illf;
+pub mod llf;
 pub mod pfs;
 pub mod tsf;
 
+use crate::class::dl::{DlOrder, Edf};
+use crate::config::DlPolicy;
 use serde::Serialize;
+
+/// The deadline order for `policy`; `swap_rule` is ILLF's rule 4 (tunable
+/// `illf_swap_rule`, ignored by the others).
+pub fn dl_order(policy: DlPolicy, swap_rule: bool) -> Box<dyn DlOrder> {
+    match policy {
+        DlPolicy::Edf => Box::new(Edf),
+        DlPolicy::Llf => Box::new(llf::Llf),
+        DlPolicy::Illf => Box::new(illf::Illf::new(swap_rule)),
+    }
+}
 
 /// How thread weights are derived from nice weights.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
