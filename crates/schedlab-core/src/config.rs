@@ -82,42 +82,6 @@ pub struct SimConfig {
     pub hotplug: Vec<crate::engine::hotplug::HotplugStep>,
 }
 
-/// Ordering of SCHED_DEADLINE tasks (class/dl.rs). `Edf` is the kernel's
-/// SCHED_DEADLINE; the others are real-time policies from the literature
-/// that replace its ordering (seed-algorithms.md §2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DlPolicy {
-    /// Earliest deadline first (the kernel's SCHED_DEADLINE, global by push/pull).
-    #[default]
-    Edf,
-    /// Least laxity first, laxity re-evaluated at every tick.
-    Llf,
-    /// Improved LLF of seed 001: laxity updated at activation/finish and for
-    /// the least-laxity waiting job at ticks, restricted switch points, and
-    /// the big/small swap rule.
-    Illf,
-}
-
-impl DlPolicy {
-    /// All policies.
-    pub const ALL: [DlPolicy; 3] = [DlPolicy::Edf, DlPolicy::Llf, DlPolicy::Illf];
-
-    /// Name on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            DlPolicy::Edf => "edf",
-            DlPolicy::Llf => "llf",
-            DlPolicy::Illf => "illf",
-        }
-    }
-
-    /// Parse a name.
-    pub fn from_name(s: &str) -> Option<Self> {
-        DlPolicy::ALL.into_iter().find(|p| p.name() == s)
-    }
-}
-
 impl Default for SimConfig {
     fn default() -> Self {
         SimConfig {

@@ -10,9 +10,9 @@
 //!   any scheduler with a fair class, named after a `+` (`eevdf+tsf`).
 //! * [`DlOrderDef`]: an ordering of SCHED_DEADLINE tasks (`--dl-policy`).
 
+use crate::class::dl::DlOrder;
 use crate::class::fair::hooks::FairHooks;
 use crate::class::stack::Stack;
-use crate::config::DlPolicy;
 use crate::machine::Machine;
 use crate::tunable::{Tunable, TunableSet};
 use crate::workload::Workload;
@@ -83,7 +83,7 @@ pub struct DlOrderDef {
     pub source: &'static str,
     /// Its tunables.
     pub tunables: &'static [Tunable],
-    /// The ordering the deadline class applies.
+    /// Make the ordering the deadline class applies, for a run's tunables.
     #[serde(skip)]
-    pub order: DlPolicy,
+    pub order: fn(&TunableSet) -> Box<dyn DlOrder>,
 }

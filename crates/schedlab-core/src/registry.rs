@@ -5,13 +5,13 @@
 //! Names are resolved here and nowhere else: the CLI, the Python API,
 //! `schedlab schedulers` and the docs all list what these tables hold.
 
-use crate::class::dl::Dl;
+use crate::class::dl::{Dl, Edf};
 use crate::class::fair::hooks::{FairHooks, NoHooks};
 use crate::class::fair::tunables::{FairParams, Version, CFS_TUNABLES, EEVDF_TUNABLES};
 use crate::class::fair::Fair;
 use crate::class::rt::{Rt, RtParams};
 use crate::class::stack::{ServerSpec, Stack};
-use crate::config::{DlPolicy, ENGINE_TUNABLES};
+use crate::config::ENGINE_TUNABLES;
 use crate::plugin::{DlOrderDef, FairPolicyDef, SchedulerDef, StackCtx};
 use crate::policy;
 use crate::tunable::{Tunable, TunableSet};
@@ -25,7 +25,7 @@ pub static FAIR_POLICIES: &[FairPolicyDef] =
     &[policy::pfs::DEF, policy::dwcfs::DEF, policy::tsf::DEF];
 
 /// Every SCHED_DEADLINE ordering (`--dl-policy`), default first.
-pub static DL_ORDERS: &[DlOrderDef] = &[EDF, LLF, ILLF];
+pub static DL_ORDERS: &[DlOrderDef] = &[EDF, policy::llf::DEF, policy::illf::DEF];
 
 const EEVDF: SchedulerDef = SchedulerDef {
     name: "eevdf",
@@ -56,32 +56,7 @@ const EDF: DlOrderDef = DlOrderDef {
     description: "earliest deadline first: the kernel's SCHED_DEADLINE, global by push/pull",
     source: "linux-rt-dl.md §6; kernel/sched/deadline.c",
     tunables: &[],
-    order: DlPolicy::Edf,
-};
-
-const LLF: DlOrderDef = DlOrderDef {
-    name: "llf",
-    description: "least laxity first, laxity re-evaluated at every tick (seed 001's baseline)",
-    source: "seed-algorithms.md §2",
-    tunables: &[],
-    order: DlPolicy::Llf,
-};
-
-const ILLF: DlOrderDef = DlOrderDef {
-    name: "illf",
-    description:
-        "seed 001's improved LLF: restricted re-keying and switch points, big/small swap rule",
-    source: "seed-algorithms.md §2; ../shared/seeds/001",
-    tunables: &[Tunable {
-        name: "illf_swap_rule",
-        default: 1,
-        min: 0,
-        max: 1,
-        unit: "bool",
-        doc:
-            "ILLF rule 4 (big/small swap at activation and pick); 0 = ablation with rules 1-3 only",
-    }],
-    order: DlPolicy::Illf,
+    order: |_| Box::new(Edf),
 };
 
 /// Mainline Linux: dl, rt, fair (and idle: "no task"), with 6.12's fair
@@ -89,9 +64,8 @@ const ILLF: DlOrderDef = DlOrderDef {
 fn mainline(ctx: &StackCtx, version: Version) -> Result<Stack, String> {
     let m = ctx.m;
     let mut s = Stack::new();
-    let swap_rule = ctx.tunables.get("illf_swap_rule").unwrap_or(1) != 0;
     s.push(
-        Box::new(Dl::new(m, ctx.dl_order.order, swap_rule)),
+        Box::new(Dl::new(m, (ctx.dl_order.order)(ctx.tunables))),
         &[Policy::Deadline],
     );
     let rt = RtParams {

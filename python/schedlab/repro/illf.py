@@ -272,7 +272,7 @@ def _discussion(res: dict, spec: dict, pols: List[str]) -> str:
         "balancer (it reports T1, T5 and T9 sharing a core); the simulator has no background activity, "
         "and its DEADLINE push/pull places tasks by laxity. Counting every switch including idle gives "
         "much higher rates for all three (see report.json), so the seed's figure is closest to "
-        "task-to-task switches. Where the seed is silent the choices are documented in class/dl.rs "
+        "task-to-task switches. Where the seed is silent the choices are documented in policy/illf.rs "
         "([choice]): ties by queue order, least laxity when the swap rule does not fire, and the "
         "kernel's push/pull for migration. ILLF's remaining gap is the largest: with per-CPU queues "
         "its switch count depends on which jobs share a CPU, which the seed fixes by Linux 3.14's "

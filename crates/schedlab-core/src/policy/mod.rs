@@ -6,7 +6,13 @@
 //! selected with a `+` suffix on the scheduler name (`eevdf+dwcfs`,
 //! `cfs+pfs`, `eevdf+tsf`); the fair class itself (CFS 6.1 or EEVDF 6.12)
 //! is unchanged.
+//!
+//! Deadline orders replace how the deadline class orders SCHED_DEADLINE
+//! jobs through its `DlOrder` hook (class/dl/order.rs); CBS, push/pull and
+//! admission stay the kernel's. They are selected with `--dl-policy`.
 
 pub mod dwcfs;
+pub mod illf;
+pub mod llf;
 pub mod pfs;
 pub mod tsf;

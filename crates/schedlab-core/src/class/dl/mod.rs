@@ -26,27 +26,19 @@
 //! its own CPU. Net effect: the M earliest deadlines run (global EDF), so the
 //! Dhall effect shows.
 //!
-//! The ordering is pluggable ([`DlPolicy`], seed-algorithms.md §2), keeping
-//! CBS, push/pull and admission: `edf` orders by absolute deadline (the
-//! kernel); `llf` and `illf` by laxity S = d − t − R, with R the remaining
-//! runtime of the job (its CBS budget). Since S = (d − R) − t for every job,
-//! ordering by the key d − R ("latest start time") is ordering by laxity at
-//! any instant; a waiting job's key is constant and a running job's grows,
-//! which is exactly "a waiting job's laxity decreases, a running job's is
-//! constant". `llf` re-keys the running job at every tick and switches as
-//! soon as a waiting job has less laxity (plus at activations); `illf`
-//! follows the seed's four rules: (1) the running job is re-keyed only when
-//! a job is activated on its CPU or the current job finishes; (2) at a tick
-//! only the least-laxity waiting job is checked; (3) switches happen only at
-//! an activation, when a waiting job reaches zero laxity, or when the
-//! current job finishes; (4) the swap rule at activation and at pick: with
-//! K the job that would run and Q the one that wants to (the activated job,
-//! or the second least laxity at pick), if K is big (R_K > S_K), Q is small
-//! (R_Q ≤ S_Q), R_K > S_Q and R_Q ≤ S_K, Q runs. Where the seed is silent
-//! (marked [choice] in the code): ties go to the earlier-queued job (rb-tree
-//! insertion order); when rule 4 does not fire at an activation, the job of
-//! least laxity of {K, Q} runs; migration is the kernel's push/pull with the
-//! laxity key, as the seed keeps Linux 3.14's DL-class structure.
+//! The ordering is a hook, [`DlOrder`] (order.rs): the tree key of a job
+//! and the decisions at activation, wakeup preemption, pick, put_prev and
+//! the tick. Every hook defaults to the kernel's EDF behaviour above, so
+//! EDF is [`Edf`], an order overriding nothing; CBS, push/pull and
+//! admission stay here for every order. Research orders are in
+//! `crate::policy` (llf.rs and illf.rs: least laxity first and the seed's
+//! improved LLF, keyed by the latest start time d − R). Push/pull compare
+//! tree keys, so with another order migration is the kernel's push/pull
+//! with that order's key. Where the sources are silent the class decides
+//! ([choice]): ties go to the earlier-queued job (rb-tree insertion
+//! order), and a job released by its CBS replenishment while it waits is
+//! an activation. An order may force the next pick of a CPU (`forced`,
+//! cleared when a job is set to run).
 //!
 //! Admission control (`sched_dl_overflow`) lives in the engine, which sees
 //! every task. Simplifications (docs/model.md): no GRUB reclaiming
@@ -55,13 +47,17 @@
 //! engine/server.rs and ranks below DL tasks); throttling is detected at
 //! `update_curr` points (ticks, switches), as without HRTICK_DL.
 
+mod order;
+
+pub use order::{DlCtx, DlOrder, Edf};
+
 use super::{DequeueFlags, EnqueueFlags, SchedClass, WakeFlags, Waker};
 use crate::clock::Ns;
-pub use crate::config::DlPolicy;
 use crate::cpuset::CpuId;
 use crate::machine::{Machine, MigrationKind};
 use crate::task::TaskId;
 use std::collections::BTreeSet;
+use std::rc::Rc;
 
 /// Per-task CBS state (`struct sched_dl_entity`).
 #[derive(Debug, Clone, Copy, Default)]
@@ -83,13 +79,14 @@ struct DlEnt {
 /// The deadline class.
 #[derive(Debug)]
 pub struct Dl {
-    policy: DlPolicy,
-    /// ILLF rule 4 on (tunable `illf_swap_rule`; off for ablation).
-    swap_rule: bool,
-    /// Per CPU: the task the next pick must return (ILLF rules 3b and 4).
+    /// The ordering (shared so that a hook can be called while the class
+    /// lends itself to the hook's [`DlCtx`]).
+    order: Rc<dyn DlOrder>,
+    /// Per CPU: the task the next pick must return (set by the order).
     forced: Vec<Option<TaskId>>,
     ent: Vec<DlEnt>,
-    /// Per CPU: (deadline, sequence, task) of queued, unthrottled tasks.
+    /// Per CPU: (key, sequence, task) of queued, unthrottled tasks (EDF:
+    /// the key is the deadline).
     tree: Vec<BTreeSet<(Ns, u64, TaskId)>>,
     /// Per CPU: the DL task running there.
     curr: Vec<Option<TaskId>>,
@@ -100,12 +97,12 @@ pub struct Dl {
 }
 
 impl Dl {
-    /// A deadline class for the CPUs of `m`, ordering tasks by `policy`.
-    pub fn new(m: &Machine, policy: DlPolicy, swap_rule: bool) -> Self {
+    /// A deadline class for the CPUs of `m`, ordering tasks by `order`
+    /// ([`Edf`] for the kernel's).
+    pub fn new(m: &Machine, order: Box<dyn DlOrder>) -> Self {
         let n = m.nr_cpus();
         Dl {
-            policy,
-            swap_rule,
+            order: Rc::from(order),
             forced: vec![None; n],
             ent: vec![],
             tree: vec![BTreeSet::new(); n],
@@ -121,42 +118,18 @@ impl Dl {
         self.ent[t].deadline
     }
 
-    /// Ordering key: the deadline (EDF) or the latest start time d − R
-    /// (LLF, ILLF: laxity = key − now).
+    /// Ordering key of `t` now ([`DlOrder::key`]).
     fn key_of(&self, t: TaskId) -> Ns {
         let e = &self.ent[t];
-        match self.policy {
-            DlPolicy::Edf => e.deadline,
-            DlPolicy::Llf | DlPolicy::Illf => e.deadline.saturating_sub(e.runtime.max(0) as Ns),
-        }
+        self.order.key(e.deadline, e.runtime)
     }
 
-    /// Laxity S = key − now (negative: the job can no longer make it).
-    fn laxity(&self, t: TaskId, now: Ns) -> i64 {
-        self.key_of(t) as i64 - now as i64
-    }
-
-    /// Remaining runtime R.
-    fn remaining(&self, t: TaskId) -> i64 {
-        self.ent[t].runtime.max(0)
-    }
-
-    /// Re-insert `t` under its current key (laxity recomputation).
+    /// Re-insert `t` under its current key (a re-key by the order).
     fn rekey(&mut self, cpu: CpuId, t: TaskId) {
         if self.ent[t].in_tree && self.ent[t].key.0 != self.key_of(t) {
             self.remove(cpu, t);
             self.insert(cpu, t);
         }
-    }
-
-    /// ILLF rule 4: should `q` run instead of `k`?
-    fn swap(&self, k: TaskId, q: TaskId, now: Ns) -> bool {
-        if !self.swap_rule {
-            return false;
-        }
-        let (rk, sk) = (self.remaining(k), self.laxity(k, now));
-        let (rq, sq) = (self.remaining(q), self.laxity(q, now));
-        rk > sk && rq <= sq && rk > sq && rq <= sk
     }
 
     fn insert(&mut self, cpu: CpuId, t: TaskId) {
@@ -181,7 +154,8 @@ impl Dl {
         self.total -= 1;
     }
 
-    /// Earliest deadline queued on `cpu` (running task included), if any.
+    /// Smallest key (EDF: earliest deadline) queued on `cpu`, running task
+    /// included, if any.
     fn earliest(&self, cpu: CpuId) -> Option<Ns> {
         self.tree[cpu].first().map(|k| k.0)
     }
@@ -200,7 +174,7 @@ impl Dl {
         })
     }
 
-    /// Earliest deadline per CPU (None: no DL work), the `cpudl` heap.
+    /// Smallest key per CPU (None: no DL work), the `cpudl` heap.
     fn levels(&self) -> Vec<Option<Ns>> {
         (0..self.tree.len()).map(|c| self.earliest(c)).collect()
     }
@@ -353,29 +327,11 @@ impl Dl {
 
     /// A job of `t` becomes ready on `cpu` (wakeup or replenishment).
     fn activate(&mut self, m: &mut Machine, cpu: CpuId, t: TaskId) {
-        if self.policy != DlPolicy::Edf {
-            // LLF, ILLF rule 1a: the running job's laxity is recomputed.
-            if let Some(c) = self.curr[cpu] {
-                self.account(m, cpu);
-                self.rekey(cpu, c);
-            }
-        }
+        let order = Rc::clone(&self.order);
+        order.before_activate(&mut DlCtx::new(self, m, cpu));
         self.insert(cpu, t);
-        if self.policy == DlPolicy::Illf {
-            // Rules 3a + 4 with K = the running job, Q = the activated one.
-            if let Some(k) = self.curr[cpu].filter(|c| self.ent[*c].in_tree) {
-                let k = self.forced[cpu]
-                    .filter(|f| self.ent[*f].in_tree)
-                    .unwrap_or(k);
-                // [choice] without a swap, the least laxity of {K, Q} runs.
-                if self.swap(k, t, m.now) || self.ent[t].key < self.ent[k].key {
-                    self.forced[cpu] = Some(t);
-                    m.resched(cpu);
-                }
-                if self.forced[cpu] == Some(t) {
-                    return;
-                }
-            }
+        if order.activate(&mut DlCtx::new(self, m, cpu), t) {
+            return;
         }
         // task_woken_dl: a job that will not run here is pushed elsewhere.
         self.push_dl_tasks(m, cpu);
@@ -475,15 +431,11 @@ impl SchedClass for Dl {
     }
 
     fn wakeup_preempt(&mut self, m: &mut Machine, cpu: CpuId, t: TaskId, _flags: WakeFlags) {
-        // wakeup_preempt_dl: strictly earlier deadline (smaller key). ILLF
-        // decided at enqueue.
-        if self.policy == DlPolicy::Illf {
-            return;
-        }
-        if let Some(c) = m.rqs[cpu].curr {
-            if self.ent[t].in_tree && self.ent[t].key < self.ent[c].key {
-                m.resched(cpu);
-            }
+        // wakeup_preempt_dl (EDF: strictly earlier deadline).
+        let order = Rc::clone(&self.order);
+        let preempt = order.wakeup_preempt(&DlCtx::new(self, m, cpu), t);
+        if preempt {
+            m.resched(cpu);
         }
     }
 
@@ -498,29 +450,14 @@ impl SchedClass for Dl {
             }
             self.forced[cpu] = None;
         }
-        if self.policy == DlPolicy::Illf {
-            // Rule 3: the running job keeps the CPU unless a switch point
-            // (activation, zero laxity: `forced`) or its finish came.
-            if let Some(c) = self.curr[cpu].filter(|c| self.ent[*c].in_tree) {
-                return Some(c);
-            }
-            // Rule 4 at pick: K = least laxity, Q = second least.
-            let mut it = self.tree[cpu].iter().map(|k| k.2);
-            let k = it.next()?;
-            return Some(match it.next() {
-                Some(q) if self.swap(k, q, m.now) => q,
-                _ => k,
-            });
-        }
-        self.tree[cpu].first().map(|k| k.2)
+        let order = Rc::clone(&self.order);
+        order.pick_task(&DlCtx::new(self, m, cpu))
     }
 
     fn put_prev_task(&mut self, m: &mut Machine, cpu: CpuId, prev: TaskId, _next: Option<TaskId>) {
         self.account(m, cpu);
-        if self.policy == DlPolicy::Llf {
-            // A preempted job waits with its current laxity.
-            self.rekey(cpu, prev);
-        }
+        let order = Rc::clone(&self.order);
+        order.put_prev_task(&mut DlCtx::new(self, m, cpu), prev);
         self.curr[cpu] = None;
     }
 
@@ -544,16 +481,15 @@ impl SchedClass for Dl {
         if !placement {
             return fallback;
         }
-        // The deadline this wakeup will have: the CBS rule renews a passed
-        // one (the kernel selects with the old value and corrects by push).
+        // The key this wakeup will have: the CBS rule renews a passed
+        // deadline with a full budget (the kernel selects with the old value
+        // and corrects by push).
         let a = m.tasks[t].dl;
-        let e = self.ent[t];
-        let renew = flags.has(WakeFlags::FORK) || e.deadline <= m.now;
-        let d = match (self.policy, renew) {
-            (DlPolicy::Edf, true) => m.now + a.deadline,
-            (DlPolicy::Edf, false) => e.deadline,
-            (_, true) => (m.now + a.deadline).saturating_sub(a.runtime),
-            (_, false) => self.key_of(t),
+        let renew = flags.has(WakeFlags::FORK) || self.ent[t].deadline <= m.now;
+        let d = if renew {
+            self.order.key(m.now + a.deadline, a.runtime as i64)
+        } else {
+            self.key_of(t)
         };
         let busy = self.curr[fallback]
             .is_some_and(|c| m.tasks[c].affinity.count() == 1 || self.ent[c].key.0 <= d)
@@ -574,32 +510,8 @@ impl SchedClass for Dl {
         let Some(c) = self.curr[cpu].filter(|c| self.ent[*c].in_tree) else {
             return;
         };
-        match self.policy {
-            DlPolicy::Edf => {}
-            DlPolicy::Llf => {
-                // Laxity re-evaluated every tick: switch as soon as a waiting
-                // job (here, or waiting elsewhere) has less laxity.
-                self.rekey(cpu, c);
-                let key = self.ent[c].key;
-                let local = self.tree[cpu].first().is_some_and(|k| k.2 != c);
-                let remote = (0..m.nr_cpus()).filter(|s| *s != cpu).any(|s| {
-                    self.pushable(m, s, Some(cpu)).is_some_and(|t| {
-                        self.ent[t].key < key && self.curr[s].is_some_and(|x| x != t)
-                    })
-                });
-                if local || remote {
-                    m.resched(cpu);
-                }
-            }
-            DlPolicy::Illf => {
-                // Rules 2 + 3b: only the least-laxity waiting job is looked at.
-                let l = self.tree[cpu].iter().map(|k| k.2).find(|t| *t != c);
-                if let Some(l) = l.filter(|l| self.laxity(*l, m.now) <= 0) {
-                    self.forced[cpu] = Some(l);
-                    m.resched(cpu);
-                }
-            }
-        }
+        let order = Rc::clone(&self.order);
+        order.task_tick(&mut DlCtx::new(self, m, cpu), c);
     }
 
     fn reweight_task(&mut self, _m: &mut Machine, _t: TaskId) {}
@@ -656,10 +568,11 @@ impl SchedClass for Dl {
                         e.key.0
                     ));
                 }
-                if self.policy == DlPolicy::Edf && e.deadline != d {
+                if self.order.exact_keys() && self.key_of(t) != d {
                     return Err(format!(
-                        "dl cpu {cpu}: task {t} keyed {d}, deadline {}",
-                        e.deadline
+                        "dl cpu {cpu}: task {t} keyed {d}, deadline {} gives {}",
+                        e.deadline,
+                        self.key_of(t)
                     ));
                 }
             }
