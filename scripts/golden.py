@@ -74,8 +74,8 @@ def collect() -> Dict[str, Dict[str, str]]:
     state = {"label": "", "n": 0}
 
     def capture(text, source, config, progress=None):
-        config = dict(config, trace=True)
-        res = real(text, source, config, progress)
+        config = dict(json.loads(config), trace=True)
+        res = real(text, source, json.dumps(config), progress)
         key = f"{state['label']}#{state['n']:03d}:{_digest([text, config])}"
         state["n"] += 1
         out[key] = _hash_run(res, tmp)

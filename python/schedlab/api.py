@@ -220,7 +220,7 @@ def simulate(
         "freq_mhz": [(int(f), int(f)) if isinstance(f, int) else (int(f[0]), int(f[1]))
                      for f in freq_mhz or []],
         "hz": hz,
-        "duration_ns": None if duration is None else parse_duration(duration),
+        "duration": None if duration is None else parse_duration(duration),
         "seed": seed,
         "set": _set_pairs(set),
         "trace": trace,
@@ -230,7 +230,8 @@ def simulate(
         "freq_levels_mhz": [int(f) for f in freq_levels_mhz or []],
         "hotplug": hotplug,
     }
-    return SimResult(_native.simulate(text, source, config, progress))
+    # The keys are the fields of the core's SimConfig, the one definition of each option.
+    return SimResult(_native.simulate(text, source, json.dumps(config), progress))
 
 
 def crsr(at_f: SimResult, at_fmax: SimResult) -> pd.Series:

@@ -191,7 +191,8 @@ def _write_json(path: str, data: object) -> None:
 
 def _cmd_run(a: argparse.Namespace) -> int:
     names = [s.strip() for s in a.scheduler.split(",") if s.strip()]
-    duration = parse_duration(a.duration) if a.duration else None
+    if a.duration:
+        parse_duration(a.duration)  # a bad value fails before any run starts
     fairness = [x for x in (a.fairness or "").split(",") if x]
     results: List[SimResult] = []
     show = not a.quiet and sys.stderr.isatty()
@@ -199,7 +200,7 @@ def _cmd_run(a: argparse.Namespace) -> int:
         bar = _Progress(name, show)
         try:
             res = simulate(a.workload, name, a.cpus, smt=a.smt, cpus_per_llc=a.llc, hz=a.hz,
-                           duration=duration / 1e9 if duration else None, seed=a.seed, set=a.set,
+                           duration=a.duration, seed=a.seed, set=a.set,
                            trace=bool(a.trace), fairness_tasks=fairness, progress=bar,
                            capacity=a.capacity, freq_mhz=a.freq, dl_policy=a.dl_policy,
                            governor=a.governor, freq_levels_mhz=a.freq_levels, hotplug=a.hotplug)

@@ -2,7 +2,7 @@
 
 use crate::clock::Ns;
 pub use crate::tunable::{Tunable, TunableSet};
-use serde::Serialize;
+use serde::{Deserialize, Deserializer, Serialize};
 
 /// Engine tunables, valid for every scheduler.
 pub const ENGINE_TUNABLES: &[Tunable] = &[
@@ -40,8 +40,12 @@ pub const ENGINE_TUNABLES: &[Tunable] = &[
     },
 ];
 
-/// Everything that defines a run besides the workload.
-#[derive(Debug, Clone, Serialize)]
+/// Everything that defines a run besides the workload. This struct is the
+/// one definition of every run option: the Python API sends its options as
+/// JSON with exactly these field names (crates/schedlab-py), so there is no
+/// second spelling to keep in step.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct SimConfig {
     /// Scheduler: a name from the registry (registry.rs), optionally with
     /// a fair-class policy after `+` (`eevdf+tsf`).
@@ -74,11 +78,15 @@ pub struct SimConfig {
     /// How the deadline class orders SCHED_DEADLINE tasks: a deadline
     /// ordering from the registry (`edf`, the kernel's; `llf`, `illf`).
     pub dl_policy: String,
-    /// CPU frequency governor (engine/governor.rs).
+    /// CPU frequency governor (engine/governor.rs); in JSON its name
+    /// (`ondemand`, `schedule:T=MHZ,...`).
+    #[serde(deserialize_with = "governor_from_name")]
     pub governor: crate::engine::governor::Governor,
     /// Frequency levels in MHz (empty: 40 %..100 % of the maximum in 10 % steps).
     pub freq_levels_mhz: Vec<u64>,
-    /// CPU hotplug plan (engine/hotplug.rs): (time, CPU, online).
+    /// CPU hotplug plan (engine/hotplug.rs): (time, CPU, online); in
+    /// JSON the plan text `T=-CPU,T=+CPU` (seconds) or null.
+    #[serde(deserialize_with = "hotplug_from_plan")]
     pub hotplug: Vec<crate::engine::hotplug::HotplugStep>,
 }
 
@@ -102,5 +110,21 @@ impl Default for SimConfig {
             freq_levels_mhz: vec![],
             hotplug: vec![],
         }
+    }
+}
+
+fn governor_from_name<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<crate::engine::governor::Governor, D::Error> {
+    let name = String::deserialize(d)?;
+    crate::engine::governor::Governor::parse(&name).map_err(serde::de::Error::custom)
+}
+
+fn hotplug_from_plan<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Vec<crate::engine::hotplug::HotplugStep>, D::Error> {
+    match Option::<String>::deserialize(d)? {
+        None => Ok(vec![]),
+        Some(plan) => crate::engine::hotplug::parse(&plan).map_err(serde::de::Error::custom),
     }
 }

@@ -173,69 +173,14 @@ impl PyRunResult {
     }
 }
 
-fn parse_config(py: Python<'_>, cfg: &Bound<'_, PyAny>) -> PyResult<SimConfig> {
-    let _ = py;
-    let get = |k: &str| -> PyResult<Option<Bound<'_, PyAny>>> {
-        let v = cfg.get_item(k)?;
-        Ok(if v.is_none() { None } else { Some(v) })
-    };
-    let mut c = SimConfig::default();
-    if let Some(s) = get("scheduler")? {
-        c.scheduler = s.extract()?;
-    }
-    if let Some(v) = get("cpus")? {
-        c.cpus = v.extract()?;
-    }
-    if let Some(v) = get("smt")? {
-        c.smt = v.extract()?;
-    }
-    if let Some(v) = get("cpus_per_llc")? {
-        c.cpus_per_llc = v.extract()?;
-    }
-    if let Some(v) = get("capacity")? {
-        c.capacity = v.extract()?;
-    }
-    if let Some(v) = get("freq_mhz")? {
-        c.freq_mhz = v.extract()?;
-    }
-    if let Some(v) = get("hz")? {
-        c.hz = v.extract()?;
-    }
-    if let Some(v) = get("duration_ns")? {
-        c.duration = Some(v.extract()?);
-    }
-    if let Some(v) = get("seed")? {
-        c.seed = v.extract()?;
-    }
-    if let Some(v) = get("set")? {
-        c.set = v.extract()?;
-    }
-    if let Some(v) = get("trace")? {
-        c.trace = v.extract()?;
-    }
-    if let Some(v) = get("governor")? {
-        let name: String = v.extract()?;
-        c.governor = schedlab_core::engine::governor::Governor::parse(&name)
-            .map_err(ConfigError::new_err)?;
-    }
-    if let Some(v) = get("hotplug")? {
-        let plan: String = v.extract()?;
-        c.hotplug = schedlab_core::engine::hotplug::parse(&plan).map_err(ConfigError::new_err)?;
-    }
-    if let Some(v) = get("freq_levels_mhz")? {
-        c.freq_levels_mhz = v.extract()?;
-    }
-    if let Some(v) = get("dl_policy")? {
-        c.dl_policy = v.extract()?;
-    }
-    if let Some(v) = get("fairness_tasks")? {
-        c.fairness_tasks = v.extract()?;
-    }
-    Ok(c)
+/// The run options, sent by Python as JSON with `SimConfig`'s field names
+/// (its one definition): unknown keys and wrong types are errors.
+fn parse_config(cfg: &str) -> PyResult<SimConfig> {
+    serde_json::from_str(cfg).map_err(|e| ConfigError::new_err(format!("run options: {e}")))
 }
 
 /// Simulate rt-app JSON `text` (named `source` in errors) with the options
-/// in dict `config`. `progress(now_ns, end_ns_or_None)` is called between
+/// in `config` (JSON, `SimConfig`'s fields). `progress(now_ns, end_ns_or_None)` is called between
 /// chunks of simulated time; Ctrl-C is honoured between chunks.
 #[pyfunction]
 #[pyo3(signature = (text, source, config, progress=None))]
@@ -243,10 +188,10 @@ fn simulate(
     py: Python<'_>,
     text: &str,
     source: &str,
-    config: &Bound<'_, PyAny>,
+    config: &str,
     progress: Option<Bound<'_, PyAny>>,
 ) -> PyResult<PyRunResult> {
-    let cfg = parse_config(py, config)?;
+    let cfg = parse_config(config)?;
     let wl = Workload::from_rtapp(source, text).map_err(|e| workload_err(py, &e))?;
     let mut sim = Simulator::new(wl, cfg).map_err(|e| sim_err(py, e))?;
     let end = sim.end_time();
