@@ -608,34 +608,6 @@ impl Simulator {
             .push(until, crate::event::EventKind::Wake { task: t, gen });
     }
 
-    /// Admission control (`sched_dl_overflow`): task `t` changes its
-    /// SCHED_DEADLINE bandwidth from `old` to `new`; over the limit the run
-    /// fails as `sched_setattr` would with EBUSY. Returns whether admitted.
-    pub(crate) fn admit_dl(&mut self, t: TaskId, old: u64, new: u64) -> bool {
-        let (total, limit) = self.dl_bw;
-        let after = total - old.min(total) + new;
-        if after > limit {
-            let cpus = |bw: u64| bw as f64 / (1u64 << 20) as f64;
-            self.fail(super::SimError::Runtime(format!(
-                "{}: admission control refuses SCHED_DEADLINE task {} (runtime/period {:.3}): the tasks would need {:.3} CPUs of bandwidth but {:.3} are available ({} CPUs x 0.95{}); the kernel's sched_setattr fails with EBUSY",
-                self.wl.source,
-                self.m.tasks[t].name,
-                cpus(new),
-                cpus(after),
-                cpus(limit),
-                self.m.nr_cpus(),
-                if self.classes.server_bandwidth {
-                    " less 0.05 per CPU for the 6.12 fair servers"
-                } else {
-                    ""
-                }
-            )));
-            return false;
-        }
-        self.dl_bw.0 = after;
-        true
-    }
-
     /// The load weight of a thread of process `p` with `policy` and `nice`:
     /// the nice weight, as the policy's class makes it effective (weight
     /// policies scale it for the process's live threads on the online CPUs).

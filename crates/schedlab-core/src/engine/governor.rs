@@ -16,6 +16,7 @@
 //! maximum times 0.4, 0.5, ..., 1.0.
 
 use crate::clock::{Ns, MSEC, SEC};
+use crate::event::EventKind;
 use serde::Serialize;
 
 /// ondemand's sampling period.
@@ -123,6 +124,104 @@ pub fn ondemand_target(load: u64, levels: &[u64]) -> u64 {
     }
     let want = lo + load * (hi - lo) / 100;
     levels.iter().copied().find(|l| *l >= want).unwrap_or(hi)
+}
+
+impl super::Simulator {
+    /// Set initial frequencies and arm the governor (engine/governor.rs).
+    pub(crate) fn start_governor(&mut self) {
+        let n = self.m.nr_cpus();
+        self.freq_levels = (0..n)
+            .map(|c| levels(self.m.topo.cpu(c).max_freq_khz, &self.cfg.freq_levels_mhz))
+            .collect();
+        self.gov_busy = vec![0; n];
+        for cpu in 0..n {
+            let lv = &self.freq_levels[cpu];
+            let f = match self.cfg.governor {
+                Governor::Performance | Governor::Ondemand => lv.last().copied(),
+                Governor::Powersave => lv.first().copied(),
+                _ => None,
+            };
+            if let Some(f) = f {
+                self.m.rqs[cpu].freq_khz = f;
+            }
+        }
+        match &self.cfg.governor {
+            Governor::Ondemand => self.events.push(SAMPLING_PERIOD, EventKind::GovernorTick),
+            Governor::Schedule(steps) => {
+                if let Some((at, _)) = steps.first() {
+                    self.events.push(*at, EventKind::GovernorTick);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The governor's periodic sample (ondemand) or next step (schedule).
+    pub(crate) fn governor_tick(&mut self) {
+        let now = self.m.now;
+        match self.cfg.governor.clone() {
+            Governor::Ondemand => {
+                for cpu in 0..self.m.nr_cpus() {
+                    let rq = &self.m.rqs[cpu];
+                    let running = if rq.curr.is_some() {
+                        now - rq.curr_since
+                    } else {
+                        0
+                    };
+                    let busy = rq.busy_ns + running;
+                    let load = (busy - self.gov_busy[cpu].min(busy)) * 100 / SAMPLING_PERIOD;
+                    self.gov_busy[cpu] = busy;
+                    let f = ondemand_target(load.min(100), &self.freq_levels[cpu]);
+                    self.set_freq(cpu, f);
+                }
+                // Sampling alone never keeps a run going (like the tick).
+                let alive = self.events.peek_time().is_some()
+                    || self.m.rqs.iter().any(|r| r.seg_end.is_some());
+                if alive {
+                    self.events
+                        .push(now + SAMPLING_PERIOD, EventKind::GovernorTick);
+                }
+            }
+            Governor::Schedule(steps) => {
+                while let Some(&(_, khz)) = steps.get(self.gov_step).filter(|(at, _)| *at <= now) {
+                    for cpu in 0..self.m.nr_cpus() {
+                        let f = khz.min(self.m.topo.cpu(cpu).max_freq_khz);
+                        self.set_freq(cpu, f);
+                    }
+                    self.gov_step += 1;
+                }
+                if let Some((at, _)) = steps.get(self.gov_step) {
+                    self.events.push(*at, EventKind::GovernorTick);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Change `cpu`'s frequency at `m.now`: work done so far is accounted at
+    /// the old rate and the running segment re-timed at the new one.
+    pub(crate) fn set_freq(&mut self, cpu: usize, khz: u64) {
+        if self.m.rqs[cpu].freq_khz == khz {
+            return;
+        }
+        self.settle(cpu);
+        for c in 0..self.classes.len() {
+            self.classes.get(c).update_curr(&mut self.m, cpu);
+        }
+        let now = self.m.now;
+        let rq = &mut self.m.rqs[cpu];
+        let (old, since) = (rq.freq_khz, rq.freq_since);
+        match rq.freq_time.iter_mut().find(|(f, _)| *f == old) {
+            Some(e) => e.1 += now - since,
+            None => rq.freq_time.push((old, now - since)),
+        }
+        rq.freq_khz = khz;
+        rq.freq_since = now;
+        if rq.seg_end.is_some() {
+            let delay = rq.seg_start.saturating_sub(now);
+            self.start_segment(cpu, delay);
+        }
+    }
 }
 
 #[cfg(test)]

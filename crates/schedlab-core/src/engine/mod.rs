@@ -7,12 +7,16 @@
 //! * [`sync`]: mutexes, conditions, barriers and timers.
 
 mod abort;
+mod bandwidth;
+mod cgroups;
 pub mod core;
 pub mod exec;
 pub mod governor;
 pub mod hotplug;
+mod noise;
 pub mod server;
 pub mod sync;
+mod validate;
 
 use crate::class::fair::weights::{nice_to_weight, WEIGHT_IDLEPRIO};
 use crate::class::stack::Stack;
@@ -27,7 +31,7 @@ use crate::runqueue::Rq;
 use crate::stats::Stats;
 use crate::topology::TopologyBuilder;
 use crate::trace::Trace;
-use crate::workload::{Attrs, Calibration, Event, Phase, Policy, TaskDef, Workload, WorkloadError};
+use crate::workload::{Attrs, Calibration, Event, Policy, Workload, WorkloadError};
 use sync::SyncState;
 
 /// Why a simulation could not be built or run.
@@ -113,120 +117,6 @@ pub struct Simulator {
     error: Option<SimError>,
 }
 
-/// OS noise (engine tunables `noise_interval_us`, `noise_runtime_us`): one
-/// pinned SCHED_OTHER thread per CPU, like the per-CPU kernel threads
-/// (kworker, ksoftirqd, rcu) of a real machine, that wakes after a seeded
-/// random gap, runs briefly and sleeps again.
-///
-/// Why: without any disturbance the model is exactly periodic, and periodic
-/// load balancing can phase-lock onto the same victim task for a whole run
-/// (3 hogs on 2 CPUs: one task is always the one migrated). A real machine
-/// is never that quiet: tracing 3 hogs on this project's 2-CPU host shows
-/// rcu_preempt, kdamond and other threads waking every few hundred ms and
-/// the migrated task changing irregularly (docs/model.md, "OS noise").
-fn add_noise_threads(wl: &mut Workload, tunables: &TunableSet, cpus: usize) {
-    let interval = tunables.get("noise_interval_us").unwrap_or(0).max(0) as Ns * 1_000;
-    if interval == 0 {
-        return;
-    }
-    let runtime = tunables.get("noise_runtime_us").unwrap_or(20).max(1) as Ns * 1_000;
-    for cpu in 0..cpus {
-        let name = format!("noise/{cpu}");
-        wl.tasks.push(TaskDef {
-            name: name.clone(),
-            instances: 1,
-            delay: 0,
-            loops: None,
-            process: "[noise]".into(),
-            attrs: Attrs {
-                cpus: Some(vec![cpu]),
-                ..Attrs::default()
-            },
-            phases: vec![Phase {
-                name,
-                loops: 1,
-                attrs: Attrs::default(),
-                events: vec![Event::SleepAbout(interval), Event::Runtime(runtime)],
-            }],
-            daemon: true,
-        });
-    }
-}
-
-/// `__checkparam_dl` and the root-domain affinity rule (linux-rt-dl.md §6).
-fn check_dl(wl: &Workload, a: &Attrs, path: &str, cpus: usize) -> Result<(), SimError> {
-    let base = path.strip_suffix(".policy").unwrap_or(path);
-    let d = crate::task::DlAttr::from_attrs(Policy::Deadline, a);
-    let err = |key: &str, msg: String| -> Result<(), SimError> {
-        Err(WorkloadError::at(&wl.source, &format!("{base}.{key}"), msg).into())
-    };
-    if d.runtime < 1024 {
-        return err(
-            "dl-runtime",
-            format!(
-                "SCHED_DEADLINE needs dl-runtime of at least 1024 ns, found {} ns",
-                d.runtime
-            ),
-        );
-    }
-    if !(d.runtime <= d.deadline && d.deadline <= d.period) {
-        return err(
-            "dl-deadline",
-            format!(
-                "SCHED_DEADLINE needs dl-runtime <= dl-deadline <= dl-period, found {} / {} / {} us",
-                d.runtime / 1000,
-                d.deadline / 1000,
-                d.period / 1000
-            ),
-        );
-    }
-    if !(100_000..=(1u64 << 22) * 1000).contains(&d.period) {
-        return err(
-            "dl-period",
-            format!(
-                "SCHED_DEADLINE period must be 100 us..4194304 us (sched_deadline_period_{{min,max}}_us), found {} us",
-                d.period / 1000
-            ),
-        );
-    }
-    if a.cpus.as_ref().is_some_and(|v| {
-        let mut s: Vec<usize> = v.clone();
-        s.sort_unstable();
-        s.dedup();
-        s.len() < cpus
-    }) {
-        return err(
-            "cpus",
-            "a SCHED_DEADLINE task's affinity must span every CPU of its root domain (the kernel returns EPERM)".into(),
-        );
-    }
-    Ok(())
-}
-
-/// SCHED_DEADLINE bandwidth available to tasks on `cpus` CPUs, in the
-/// kernel's fixed point (`__dl_overflow`): 0.95 per CPU
-/// (sched_rt_runtime_us / sched_rt_period_us), less the 6.12 fair servers'
-/// 50/1000 per CPU, which count in `total_bw`.
-pub(crate) fn dl_bw_limit(cpus: usize, fair_servers: bool) -> u64 {
-    let per_cpu = ((950_000u64 << 20) / 1_000_000)
-        - if fair_servers {
-            (50_000u64 << 20) / 1_000_000
-        } else {
-            0
-        };
-    per_cpu * cpus as u64
-}
-
-fn policy_path(wl: &Workload, ti: usize, phase: Option<usize>) -> String {
-    let t = &wl.tasks[ti];
-    match phase {
-        Some(p) if !(t.phases.len() == 1 && t.phases[0].name == t.name) => {
-            format!("tasks.{}.phases.{}", t.name, t.phases[p].name)
-        }
-        _ => format!("tasks.{}", t.name),
-    }
-}
-
 impl Simulator {
     /// Build a simulation of `wl` under `cfg`.
     pub fn new(mut wl: Workload, cfg: SimConfig) -> Result<Self, SimError> {
@@ -276,7 +166,7 @@ impl Simulator {
             }
             Calibration::NsPerLoop(n) => ((1, 1), Some(n)),
         };
-        add_noise_threads(&mut wl, &tunables, cfg.cpus);
+        noise::add_noise_threads(&mut wl, &tunables, cfg.cpus);
         let autogroup = tunables.get("autogroup").unwrap_or(0) != 0;
         let m = Machine {
             now: 0,
@@ -348,7 +238,7 @@ impl Simulator {
         };
         let mut stack = (resolved.scheduler.build)(&ctx).map_err(SimError::Config)?;
         sim.wl.warnings.append(&mut stack.warnings);
-        sim.dl_bw.1 = dl_bw_limit(sim.m.nr_cpus(), stack.server_bandwidth);
+        sim.dl_bw.1 = bandwidth::dl_bw_limit(sim.m.nr_cpus(), stack.server_bandwidth);
         if stack.server.is_some() {
             sim.server = Some(server::FairServer::new(sim.m.nr_cpus()));
         }
@@ -362,140 +252,6 @@ impl Simulator {
             return Err(e);
         }
         Ok(sim)
-    }
-
-    /// Every policy the workload uses must have a class in the stack.
-    fn check_policies(&self, scheduler: &str) -> Result<(), SimError> {
-        let wl = &self.wl;
-        for (ti, t) in wl.tasks.iter().enumerate() {
-            let phases = std::iter::once((None, &t.attrs)).chain(
-                t.phases
-                    .iter()
-                    .enumerate()
-                    .map(|(i, p)| (Some(i), &p.attrs)),
-            );
-            for (pi, a) in phases {
-                let p = a.policy.unwrap_or(wl.default_policy);
-                if self.classes.class_for(p).is_none() {
-                    return Err(WorkloadError::at(
-                        &wl.source,
-                        &format!("{}.policy", policy_path(wl, ti, pi)),
-                        format!(
-                            "scheduler {scheduler} has no class for {}; expected one of the policies its classes take",
-                            p.name()
-                        ),
-                    )
-                    .into());
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn validate(wl: &Workload, cpus: usize) -> Result<(), SimError> {
-        let check = |a: &Attrs, path: String| -> Result<(), SimError> {
-            let p = a.policy.unwrap_or(wl.default_policy);
-            if let Some(c) = a.cpus.as_ref().and_then(|v| v.iter().find(|c| **c >= cpus)) {
-                return Err(WorkloadError::at(
-                    &wl.source,
-                    &format!("{path}.cpus"),
-                    format!(
-                        "CPU {c} does not exist on a {cpus}-CPU machine (expected 0..={})",
-                        cpus - 1
-                    ),
-                )
-                .into());
-            }
-            if p == Policy::Deadline {
-                check_dl(wl, a, &path, cpus)?;
-            }
-            Ok(())
-        };
-        for (ti, t) in wl.tasks.iter().enumerate() {
-            check(&t.attrs, policy_path(wl, ti, None))?;
-            for (pi, ph) in t.phases.iter().enumerate() {
-                check(&t.attrs.overlay(&ph.attrs), policy_path(wl, ti, Some(pi)))?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Task groups: declared cgroups (with their ancestors), then one
-    /// autogroup per process when autogroup is on.
-    fn build_groups(&mut self) {
-        let mut paths: Vec<String> = self.wl.taskgroups.iter().map(|g| g.path.clone()).collect();
-        for t in &self.wl.tasks {
-            for a in std::iter::once(&t.attrs).chain(t.phases.iter().map(|p| &p.attrs)) {
-                if let Some(g) = &a.taskgroup {
-                    if g != "/" && !paths.contains(g) {
-                        paths.push(g.clone());
-                    }
-                }
-            }
-        }
-        for p in paths {
-            self.group_id(&p);
-        }
-    }
-
-    /// One autogroup per process (`autogroup.c`): as if every process had
-    /// been started in its own session with `setsid()`.
-    fn build_autogroups(&mut self) {
-        for t in &self.wl.tasks {
-            if self.autogroups.iter().any(|(p, _)| *p == t.process) {
-                continue;
-            }
-            self.m.groups.push(TaskGroup {
-                path: format!("/autogroup-{}", self.autogroups.len() + 1),
-                parent: Some(0),
-                shares: 1024,
-            });
-            self.autogroups
-                .push((t.process.clone(), self.m.groups.len() - 1));
-        }
-    }
-
-    /// Group of a task object's thread in a phase: its cgroup, else its
-    /// process's autogroup, else the root (autogroup.c: only tasks of the
-    /// root cgroup use their autogroup).
-    pub(crate) fn group_of(&self, def: usize, a: &Attrs) -> usize {
-        match a.taskgroup.as_deref() {
-            Some(g) if g != "/" => self.m.groups.iter().position(|x| x.path == g).unwrap_or(0),
-            _ => {
-                let proc_name = &self.wl.tasks[def].process;
-                self.autogroups
-                    .iter()
-                    .find(|(p, _)| p == proc_name)
-                    .map_or(0, |x| x.1)
-            }
-        }
-    }
-
-    /// Index of the group at `path`, creating it and its ancestors.
-    fn group_id(&mut self, path: &str) -> usize {
-        if path == "/" || path.is_empty() {
-            return 0;
-        }
-        if let Some(i) = self.m.groups.iter().position(|g| g.path == path) {
-            return i;
-        }
-        let parent_path = match path.rfind('/') {
-            Some(0) | None => "/".to_string(),
-            Some(i) => path[..i].to_string(),
-        };
-        let parent = self.group_id(&parent_path);
-        let shares = self
-            .wl
-            .taskgroups
-            .iter()
-            .find(|g| g.path == path)
-            .map_or(1024, |g| g.shares);
-        self.m.groups.push(TaskGroup {
-            path: path.to_string(),
-            parent: Some(parent),
-            shares,
-        });
-        self.m.groups.len() - 1
     }
 
     fn init_barriers(&mut self) {
@@ -722,107 +478,6 @@ impl Simulator {
         }
         for c in 0..self.classes.len() {
             self.classes.get(c).tick_balance(&mut self.m, cpu);
-        }
-    }
-
-    /// Set initial frequencies and arm the governor (engine/governor.rs).
-    fn start_governor(&mut self) {
-        use governor::Governor;
-        let n = self.m.nr_cpus();
-        self.freq_levels = (0..n)
-            .map(|c| governor::levels(self.m.topo.cpu(c).max_freq_khz, &self.cfg.freq_levels_mhz))
-            .collect();
-        self.gov_busy = vec![0; n];
-        for cpu in 0..n {
-            let lv = &self.freq_levels[cpu];
-            let f = match self.cfg.governor {
-                Governor::Performance | Governor::Ondemand => lv.last().copied(),
-                Governor::Powersave => lv.first().copied(),
-                _ => None,
-            };
-            if let Some(f) = f {
-                self.m.rqs[cpu].freq_khz = f;
-            }
-        }
-        match &self.cfg.governor {
-            Governor::Ondemand => self
-                .events
-                .push(governor::SAMPLING_PERIOD, EventKind::GovernorTick),
-            Governor::Schedule(steps) => {
-                if let Some((at, _)) = steps.first() {
-                    self.events.push(*at, EventKind::GovernorTick);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// The governor's periodic sample (ondemand) or next step (schedule).
-    fn governor_tick(&mut self) {
-        use governor::Governor;
-        let now = self.m.now;
-        match self.cfg.governor.clone() {
-            Governor::Ondemand => {
-                for cpu in 0..self.m.nr_cpus() {
-                    let rq = &self.m.rqs[cpu];
-                    let running = if rq.curr.is_some() {
-                        now - rq.curr_since
-                    } else {
-                        0
-                    };
-                    let busy = rq.busy_ns + running;
-                    let load =
-                        (busy - self.gov_busy[cpu].min(busy)) * 100 / governor::SAMPLING_PERIOD;
-                    self.gov_busy[cpu] = busy;
-                    let f = governor::ondemand_target(load.min(100), &self.freq_levels[cpu]);
-                    self.set_freq(cpu, f);
-                }
-                // Sampling alone never keeps a run going (like the tick).
-                let alive = self.events.peek_time().is_some()
-                    || self.m.rqs.iter().any(|r| r.seg_end.is_some());
-                if alive {
-                    self.events
-                        .push(now + governor::SAMPLING_PERIOD, EventKind::GovernorTick);
-                }
-            }
-            Governor::Schedule(steps) => {
-                while let Some(&(_, khz)) = steps.get(self.gov_step).filter(|(at, _)| *at <= now) {
-                    for cpu in 0..self.m.nr_cpus() {
-                        let f = khz.min(self.m.topo.cpu(cpu).max_freq_khz);
-                        self.set_freq(cpu, f);
-                    }
-                    self.gov_step += 1;
-                }
-                if let Some((at, _)) = steps.get(self.gov_step) {
-                    self.events.push(*at, EventKind::GovernorTick);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// Change `cpu`'s frequency at `m.now`: work done so far is accounted at
-    /// the old rate and the running segment re-timed at the new one.
-    pub(crate) fn set_freq(&mut self, cpu: usize, khz: u64) {
-        if self.m.rqs[cpu].freq_khz == khz {
-            return;
-        }
-        self.settle(cpu);
-        for c in 0..self.classes.len() {
-            self.classes.get(c).update_curr(&mut self.m, cpu);
-        }
-        let now = self.m.now;
-        let rq = &mut self.m.rqs[cpu];
-        let (old, since) = (rq.freq_khz, rq.freq_since);
-        match rq.freq_time.iter_mut().find(|(f, _)| *f == old) {
-            Some(e) => e.1 += now - since,
-            None => rq.freq_time.push((old, now - since)),
-        }
-        rq.freq_khz = khz;
-        rq.freq_since = now;
-        if rq.seg_end.is_some() {
-            let delay = rq.seg_start.saturating_sub(now);
-            self.start_segment(cpu, delay);
         }
     }
 

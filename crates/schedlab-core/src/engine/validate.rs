@@ -1,0 +1,125 @@
+//! Checks of a workload against the machine and the scheduler before a
+//! run starts: CPUs that exist, SCHED_DEADLINE parameters
+//! (`__checkparam_dl`, linux-rt-dl.md §6) and a class for every policy.
+
+use super::{SimError, Simulator};
+use crate::task::DlAttr;
+use crate::workload::{Attrs, Policy, Workload, WorkloadError};
+
+/// `__checkparam_dl` and the root-domain affinity rule (linux-rt-dl.md §6).
+fn check_dl(wl: &Workload, a: &Attrs, path: &str, cpus: usize) -> Result<(), SimError> {
+    let base = path.strip_suffix(".policy").unwrap_or(path);
+    let d = DlAttr::from_attrs(Policy::Deadline, a);
+    let err = |key: &str, msg: String| -> Result<(), SimError> {
+        Err(WorkloadError::at(&wl.source, &format!("{base}.{key}"), msg).into())
+    };
+    if d.runtime < 1024 {
+        return err(
+            "dl-runtime",
+            format!(
+                "SCHED_DEADLINE needs dl-runtime of at least 1024 ns, found {} ns",
+                d.runtime
+            ),
+        );
+    }
+    if !(d.runtime <= d.deadline && d.deadline <= d.period) {
+        return err(
+            "dl-deadline",
+            format!(
+                "SCHED_DEADLINE needs dl-runtime <= dl-deadline <= dl-period, found {} / {} / {} us",
+                d.runtime / 1000,
+                d.deadline / 1000,
+                d.period / 1000
+            ),
+        );
+    }
+    if !(100_000..=(1u64 << 22) * 1000).contains(&d.period) {
+        return err(
+            "dl-period",
+            format!(
+                "SCHED_DEADLINE period must be 100 us..4194304 us (sched_deadline_period_{{min,max}}_us), found {} us",
+                d.period / 1000
+            ),
+        );
+    }
+    if a.cpus.as_ref().is_some_and(|v| {
+        let mut s: Vec<usize> = v.clone();
+        s.sort_unstable();
+        s.dedup();
+        s.len() < cpus
+    }) {
+        return err(
+            "cpus",
+            "a SCHED_DEADLINE task's affinity must span every CPU of its root domain (the kernel returns EPERM)".into(),
+        );
+    }
+    Ok(())
+}
+
+pub(crate) fn policy_path(wl: &Workload, ti: usize, phase: Option<usize>) -> String {
+    let t = &wl.tasks[ti];
+    match phase {
+        Some(p) if !(t.phases.len() == 1 && t.phases[0].name == t.name) => {
+            format!("tasks.{}.phases.{}", t.name, t.phases[p].name)
+        }
+        _ => format!("tasks.{}", t.name),
+    }
+}
+
+impl Simulator {
+    /// Every policy the workload uses must have a class in the stack.
+    pub(crate) fn check_policies(&self, scheduler: &str) -> Result<(), SimError> {
+        let wl = &self.wl;
+        for (ti, t) in wl.tasks.iter().enumerate() {
+            let phases = std::iter::once((None, &t.attrs)).chain(
+                t.phases
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| (Some(i), &p.attrs)),
+            );
+            for (pi, a) in phases {
+                let p = a.policy.unwrap_or(wl.default_policy);
+                if self.classes.class_for(p).is_none() {
+                    return Err(WorkloadError::at(
+                        &wl.source,
+                        &format!("{}.policy", policy_path(wl, ti, pi)),
+                        format!(
+                            "scheduler {scheduler} has no class for {}; expected one of the policies its classes take",
+                            p.name()
+                        ),
+                    )
+                    .into());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn validate(wl: &Workload, cpus: usize) -> Result<(), SimError> {
+        let check = |a: &Attrs, path: String| -> Result<(), SimError> {
+            let p = a.policy.unwrap_or(wl.default_policy);
+            if let Some(c) = a.cpus.as_ref().and_then(|v| v.iter().find(|c| **c >= cpus)) {
+                return Err(WorkloadError::at(
+                    &wl.source,
+                    &format!("{path}.cpus"),
+                    format!(
+                        "CPU {c} does not exist on a {cpus}-CPU machine (expected 0..={})",
+                        cpus - 1
+                    ),
+                )
+                .into());
+            }
+            if p == Policy::Deadline {
+                check_dl(wl, a, &path, cpus)?;
+            }
+            Ok(())
+        };
+        for (ti, t) in wl.tasks.iter().enumerate() {
+            check(&t.attrs, policy_path(wl, ti, None))?;
+            for (pi, ph) in t.phases.iter().enumerate() {
+                check(&t.attrs.overlay(&ph.attrs), policy_path(wl, ti, Some(pi)))?;
+            }
+        }
+        Ok(())
+    }
+}
