@@ -61,7 +61,6 @@ pub struct Ctx<'a, T> {
 
 impl<'a, T: Default> Ctx<'a, T> {
     /// A context for `hook` running on `cpu`.
-    #[allow(dead_code)]
     pub(crate) fn new(
         m: &'a mut Machine,
         st: &'a mut ExtState,
