@@ -588,7 +588,7 @@ impl<'a, T: Default> Ctx<'a, T> {
         self.st.next_timer += 1;
         let id = self.st.next_timer;
         self.st.timers.insert(id, tag);
-        self.m.arm_timer(at, self.st.class_idx, self.cpu, id);
+        self.m.arm_timer(at, "ext", self.cpu, id);
     }
 
     /// `scx_bpf_error(msg)`: the policy reports its own error; it is

@@ -75,18 +75,54 @@ use crate::class::fair::weights::{nice_to_weight, WEIGHT_IDLEPRIO};
 use crate::cpuset::{CpuId, CpuSet};
 use crate::machine::Machine;
 use crate::task::TaskId;
+use crate::tunable::{Tunable, TunableSet};
 use crate::workload::Policy;
 use state::{weight_to_cgroup, CpuSt, ExtState, Insert, Where, WATCHDOG_TAG};
 
+/// The ext class's tunables, shared by every sched_ext scheduler.
+pub const EXT_TUNABLES: &[Tunable] = &[
+    Tunable {
+        name: "ext_on_error",
+        default: 0,
+        min: 0,
+        max: 1,
+        unit: "bool",
+        doc: "when the sched_ext policy errors or stalls: 0 stop the run with the error, 1 the kernel's behaviour (disable the policy, its tasks go back to the fair class, the run goes on and the exit is listed in the warnings)",
+    },
+    Tunable {
+        name: "ext_timeout_ms",
+        default: 0,
+        min: 0,
+        max: 30_000,
+        unit: "ms",
+        doc: "watchdog timeout: a runnable ext task that has not run for this long aborts the policy (0: the policy's ops.timeout_ms, itself 30000 ms by default)",
+    },
+];
+
 /// Class-level settings (the ext tunables).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct ExtParams {
-    /// Index of the ext class in the engine's class stack (for timers).
-    pub class_idx: usize,
     /// `ext_on_error`.
     pub on_error: OnError,
     /// `ext_timeout_ms`: overrides the policy's `timeout_ms()` when set.
     pub timeout_ms: Option<u32>,
+}
+
+impl ExtParams {
+    /// From the run's tunables (`EXT_TUNABLES`).
+    pub fn from_tunables(t: &TunableSet) -> Self {
+        ExtParams {
+            on_error: if t.get("ext_on_error").unwrap_or(0) != 0 {
+                OnError::Fallback
+            } else {
+                OnError::Fail
+            },
+            timeout_ms: t
+                .get("ext_timeout_ms")
+                .filter(|v| *v > 0)
+                .map(|v| v.min(u32::MAX as i64) as u32),
+        }
+    }
 }
 
 /// The ext class hosting policy `P`.
@@ -147,7 +183,6 @@ impl<P: ExtOps> ExtClass<P> {
             exit: None,
             disabled: false,
             on_error: params.on_error,
-            class_idx: params.class_idx,
             timers: Default::default(),
             next_timer: 0,
             watchdog_armed: false,
@@ -196,7 +231,10 @@ impl<P: ExtOps> ExtClass<P> {
 
     /// `p->scx.slice`, `p->scx.dsq_vtime`, `p->scx.weight` of `t`.
     pub fn task_scx(&self, t: TaskId) -> Option<(u64, u64, u32)> {
-        self.st.tasks.get(t).map(|s| (s.slice, s.dsq_vtime, s.weight))
+        self.st
+            .tasks
+            .get(t)
+            .map(|s| (s.slice, s.dsq_vtime, s.weight))
     }
 
     fn call<R>(
@@ -222,7 +260,8 @@ impl<P: ExtOps> ExtClass<P> {
         }
         self.loaded = true;
         if let Err(e) = self.call(m, Hook::Init, 0, |o, c| o.init(c)) {
-            self.st.error(m, Hook::Init, 0, format!("ops.init failed: {e}"));
+            self.st
+                .error(m, Hook::Init, 0, format!("ops.init failed: {e}"));
         }
     }
 
@@ -266,7 +305,7 @@ impl<P: ExtOps> ExtClass<P> {
         if !self.st.disabled && !self.st.watchdog_armed && self.st.cpus.iter().any(|c| c.nr > 0) {
             self.st.watchdog_armed = true;
             let at = m.now + self.st.timeout / 2;
-            m.arm_timer(at, self.st.class_idx, 0, WATCHDOG_TAG);
+            m.arm_timer(at, "ext", 0, WATCHDOG_TAG);
         }
     }
 
@@ -286,7 +325,13 @@ impl<P: ExtOps> ExtClass<P> {
         if !self.st.tasks[t].inited {
             self.st.tasks[t].inited = true;
             if let Err(e) = self.call(m, Hook::InitTask, cpu, |o, c| o.init_task(c, t, true)) {
-                self.task_error(m, Hook::InitTask, cpu, t, &format!("could not be initialised: {e}"));
+                self.task_error(
+                    m,
+                    Hook::InitTask,
+                    cpu,
+                    t,
+                    &format!("could not be initialised: {e}"),
+                );
                 return;
             }
         }
@@ -476,7 +521,13 @@ impl<P: ExtOps> SchedClass for ExtClass<P> {
             self.st.tasks[t].inited = true;
             let cpu = m.tasks[t].cpu;
             if let Err(e) = self.call(m, Hook::InitTask, cpu, |o, c| o.init_task(c, t, true)) {
-                self.task_error(m, Hook::InitTask, cpu, t, &format!("could not be initialised: {e}"));
+                self.task_error(
+                    m,
+                    Hook::InitTask,
+                    cpu,
+                    t,
+                    &format!("could not be initialised: {e}"),
+                );
             }
         }
         self.after(m);
@@ -509,7 +560,8 @@ impl<P: ExtOps> SchedClass for ExtClass<P> {
         self.ensure_enabled(m, t);
         self.sync_cpumask(m, t);
         let migrating = flags.has(EnqueueFlags::MIGRATED)
-            && flags.0 & (EnqueueFlags::WAKEUP.0 | EnqueueFlags::INITIAL.0 | EnqueueFlags::RESTORE.0)
+            && flags.0
+                & (EnqueueFlags::WAKEUP.0 | EnqueueFlags::INITIAL.0 | EnqueueFlags::RESTORE.0)
                 == 0;
         let enq = flags.0 as u64;
         if !migrating && self.st.live() {
@@ -519,7 +571,13 @@ impl<P: ExtOps> SchedClass for ExtClass<P> {
         self.after(m);
     }
 
-    fn dequeue_task(&mut self, m: &mut Machine, cpu: CpuId, t: TaskId, flags: DequeueFlags) -> bool {
+    fn dequeue_task(
+        &mut self,
+        m: &mut Machine,
+        cpu: CpuId,
+        t: TaskId,
+        flags: DequeueFlags,
+    ) -> bool {
         // dequeue_task_scx
         self.load(m);
         if !self.st.tasks.get(t).is_some_and(|s| s.queued) {
@@ -693,7 +751,9 @@ impl<P: ExtOps> SchedClass for ExtClass<P> {
         }
         let wf = flags.0 as u64;
         self.st.ddsp_task = Some(t);
-        let cpu = self.call(m, Hook::SelectCpu, waker.cpu, |o, c| o.select_cpu(c, t, prev_cpu, wf));
+        let cpu = self.call(m, Hook::SelectCpu, waker.cpu, |o, c| {
+            o.select_cpu(c, t, prev_cpu, wf)
+        });
         self.st.ddsp_task = None;
         let ret = if !self.st.live() {
             self.st.tasks[t].ddsp = None;
@@ -705,7 +765,10 @@ impl<P: ExtOps> SchedClass for ExtClass<P> {
                 Hook::SelectCpu,
                 waker.cpu,
                 t,
-                &format!("was placed on CPU {cpu}, which does not exist (the machine has {} CPUs)", m.nr_cpus()),
+                &format!(
+                    "was placed on CPU {cpu}, which does not exist (the machine has {} CPUs)",
+                    m.nr_cpus()
+                ),
             );
             self.st.tasks[t].ddsp = None;
             fallback

@@ -257,8 +257,6 @@ pub struct ExtState {
     pub disabled: bool,
     /// `ext_on_error`.
     pub on_error: OnError,
-    /// Index of the class in the engine's stack (for timers).
-    pub class_idx: usize,
     /// Armed policy timers: engine tag → policy tag.
     pub timers: BTreeMap<u64, u64>,
     /// Next engine tag for a policy timer.
