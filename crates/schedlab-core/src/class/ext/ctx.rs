@@ -259,8 +259,20 @@ impl<'a, T: Default> Ctx<'a, T> {
                         ),
                     );
                 }
+                // SCX_DSQ_LOCAL here means the CPU the task is enqueued on,
+                // which is in its affinity by construction; other targets
+                // are checked now.
                 let local = self.m.tasks[p].cpu;
-                if let Err(e) = self.st.check_insert(self.m, p, &ins, local) {
+                let check = if ins.dsq == SCX_DSQ_LOCAL {
+                    if ins.vtime.is_some() || ins.level.is_some() {
+                        Err("ordered insert into SCX_DSQ_LOCAL: built-in DSQs are FIFO only (use a DSQ made with create_dsq)".to_string())
+                    } else {
+                        Ok(())
+                    }
+                } else {
+                    self.st.check_insert(self.m, p, &ins, local)
+                };
+                if let Err(e) = check {
                     return self.fail_task(p, &e);
                 }
                 self.st.tasks[p].ddsp = Some(ins);

@@ -387,7 +387,7 @@ impl<P: ExtOps> ExtClass<P> {
         if transition && self.st.has_update_idle && self.st.live() {
             self.call(m, Hook::UpdateIdle, cpu, |o, c| o.update_idle(c, cpu, idle));
         }
-        if self.st.builtin_idle && (transition || idle) {
+        if self.st.builtin_idle && (transition || idle) && (!idle || m.online.contains(cpu)) {
             self.st.set_idle(m, cpu, idle);
         }
     }
@@ -546,7 +546,7 @@ impl<P: ExtOps> SchedClass for ExtClass<P> {
         if let Some(c) = self.st.tasks[t].sticky.take() {
             if c == cpu {
                 // A move this class asked for (sticky_cpu): local, no ops.
-                self.st.cpus[c].inflight = self.st.cpus[c].inflight.saturating_sub(1);
+                // (dequeue_task already took it off the in-flight count.)
                 self.st.tasks[t].at = Where::Nowhere;
                 self.st.enqueue_local(m, t, cpu, 0);
                 return self.after(m);
