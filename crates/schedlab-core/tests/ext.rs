@@ -480,3 +480,165 @@ fn policy_errors_fall_back_to_fair_when_asked() {
         .iter()
         .any(|w| w.contains("which does not exist")));
 }
+
+// --- preemption, priority queues, hotplug, invariants ------------------------
+
+/// Wakeups go to the head of the local DSQ with SCX_ENQ_PREEMPT.
+#[derive(Default)]
+struct PreemptOnWake;
+impl ExtOps for PreemptOnWake {
+    type Task = ();
+    fn name(&self) -> &str {
+        "preempt_on_wake"
+    }
+    fn enqueue(&mut self, c: &mut Ctx<'_, ()>, p: TaskId, f: u64) {
+        if f & SCX_ENQ_WAKEUP != 0 {
+            c.dsq_insert(p, SCX_DSQ_LOCAL, SCX_SLICE_DFL, f | SCX_ENQ_PREEMPT);
+        } else {
+            c.dsq_insert(p, SCX_DSQ_GLOBAL, SCX_SLICE_DFL, f);
+        }
+    }
+}
+
+/// Wakeups kick the task's CPU with SCX_KICK_PREEMPT after a head insert.
+#[derive(Default)]
+struct KickOnWake;
+impl ExtOps for KickOnWake {
+    type Task = ();
+    fn name(&self) -> &str {
+        "kick_on_wake"
+    }
+    fn enqueue(&mut self, c: &mut Ctx<'_, ()>, p: TaskId, f: u64) {
+        if f & SCX_ENQ_WAKEUP != 0 {
+            c.dsq_insert(p, SCX_DSQ_LOCAL, SCX_SLICE_DFL, f | SCX_ENQ_HEAD);
+            let cpu = c.task_cpu(p);
+            c.kick_cpu(cpu, SCX_KICK_PREEMPT);
+        } else {
+            c.dsq_insert(p, SCX_DSQ_GLOBAL, SCX_SLICE_DFL, f);
+        }
+    }
+}
+
+const TICKER: &str = r#"{"global": {"duration": 2}, "tasks": {
+    "hog": {"run": 1000000},
+    "tick": {"run": 1000, "sleep": 9000}}}"#;
+
+/// Wakeup preemption only through ENQ_PREEMPT or kicks: without them a
+/// waking task waits for the hog's 20 ms slice; with either it runs at once.
+#[test]
+fn wakeup_preemption_only_through_enq_preempt_and_kicks() {
+    let r = run(TICKER, cfg(def!("ext_defaults", Nothing), 1, &[]));
+    assert!(task(&r, "tick").wakeup_latency_max_us > 5_000.0);
+    for s in [
+        def!("preempt_on_wake", PreemptOnWake),
+        def!("kick_on_wake", KickOnWake),
+    ] {
+        let r = run(TICKER, cfg(s, 1, &[]));
+        let t = task(&r, "tick");
+        assert_eq!(t.wakeup_latency_max_us, 0.0, "{s}");
+        assert!(t.loops_done >= 190, "{s}: {}", t.loops_done);
+    }
+}
+
+/// A BMQ-like policy on a priority-bitmap DSQ: level = nice + 20; the
+/// running task keeps the CPU in ops.dispatch unless a better level waits.
+#[derive(Default)]
+struct Bitmap;
+impl ExtOps for Bitmap {
+    type Task = ();
+    fn name(&self) -> &str {
+        "bitmap"
+    }
+    fn init(&mut self, c: &mut Ctx<'_, ()>) -> Result<(), String> {
+        c.create_prio_dsq(1, 40)
+            .then_some(())
+            .ok_or_else(|| "create_prio_dsq".to_string())
+    }
+    fn select_cpu(&mut self, c: &mut Ctx<'_, ()>, p: TaskId, prev: CpuId, _w: u64) -> CpuId {
+        keep_prev(c, p, prev)
+    }
+    fn enqueue(&mut self, c: &mut Ctx<'_, ()>, p: TaskId, f: u64) {
+        let level = c.task(p).map_or(20, |v| (v.nice + 20) as u32);
+        c.dsq_insert_prio(p, 1, SCX_SLICE_DFL, level, f);
+    }
+    fn dispatch(&mut self, c: &mut Ctx<'_, ()>, _cpu: CpuId, prev: Option<TaskId>) {
+        let level = |c: &Ctx<'_, ()>, t: TaskId| c.task(t).map_or(20, |v| v.nice + 20);
+        if let Some(p) = prev.filter(|p| c.task(*p).is_some_and(|v| v.runnable)) {
+            let better = c.dsq_peek(1).is_some_and(|h| level(c, h) < level(c, p));
+            if !better {
+                c.set_slice(p, SCX_SLICE_DFL);
+                return;
+            }
+        }
+        c.dsq_move_to_local(1);
+    }
+}
+
+#[test]
+fn priority_bitmap_dsq_runs_the_best_level() {
+    let s = def!("bitmap", Bitmap);
+    let r = run(
+        &hogs_wl(2, &[("lo", 5), ("hi", -5), ("mid", 0)]),
+        cfg(s, 1, &[]),
+    );
+    assert!(
+        task(&r, "hi").cpu_share > 0.999,
+        "{}",
+        task(&r, "hi").cpu_share
+    );
+    assert_eq!(task(&r, "lo").cpu_time_us, 0.0);
+}
+
+/// Hotplug without ops.cpu_online/cpu_offline: the kernel exits the
+/// policy ("cpu 1 going offline, exiting scheduler"); it is an exit, not an
+/// error, so the tasks go back to the fair class even with ext_on_error 0.
+#[test]
+fn hotplug_without_cpu_ops_exits_the_policy() {
+    let mut c = cfg("scx_simple", 2, &[]);
+    c.hotplug = schedlab_core::engine::hotplug::parse("0.5=-1").expect("plan");
+    let r = run(&hogs_wl(1, &[("a", 0), ("b", 0), ("c", 0)]), c);
+    let w = &r.metrics.warnings;
+    assert!(
+        w.iter()
+            .any(|w| w.contains("class ext disabled at 0.500000 s")
+                && w.contains("cpu 1 going offline, exiting scheduler")),
+        "{w:?}"
+    );
+    let total: f64 = ["a", "b", "c"].iter().map(|n| task(&r, n).cpu_share).sum();
+    assert!((total - 1.5).abs() < 0.01, "{total}");
+}
+
+/// The class's and the engine's invariants hold at every 10 ms step of a
+/// busy 4-CPU run with pinned tasks, sleepers and hogs.
+#[test]
+fn invariants_hold_under_scx_simple() {
+    let wl = r#"{"global": {"duration": 3}, "tasks": {
+        "hog": {"instance": 5, "run": 1000000},
+        "pinned": {"cpus": [2], "run": 7000, "sleep": 3000},
+        "ext": {"policy": "SCHED_EXT", "instance": 2, "run": 2000, "sleep": 5000, "priority": 3},
+        "rt": {"policy": "SCHED_FIFO", "run": 1000, "sleep": 20000}}}"#;
+    for set in [&[][..], &[("fifo", 1)][..], &[("partial", 1)][..]] {
+        let w = schedlab_core::workload::Workload::from_rtapp("t", wl).expect("workload");
+        let mut sim =
+            schedlab_core::engine::Simulator::new(w, cfg("scx_simple", 4, set)).expect("sim");
+        let mut t = 0;
+        loop {
+            t += 10_000_000;
+            let done = sim.run_until(t).expect("runs");
+            sim.check_invariants().expect("invariants");
+            if done {
+                break;
+            }
+        }
+        let r = sim.finish();
+        for n in ["pinned", "ext-0", "ext-1", "rt"] {
+            let loops = task(&r, n).loops_done;
+            if set == [("partial", 1)] && n.starts_with("ext") {
+                // Five fair hogs fill the four CPUs above the ext class.
+                assert_eq!(loops, 0, "{n}");
+            } else {
+                assert!(loops > 10, "{set:?} {n}: {loops}");
+            }
+        }
+    }
+}
