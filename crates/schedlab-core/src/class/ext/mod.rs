@@ -61,13 +61,16 @@
 //!   enabled until it exits.
 
 pub mod ctx;
+mod dispatch;
 pub mod dsq;
 pub mod ops;
+pub mod params;
 pub mod state;
 pub mod watchdog;
 
 pub use ctx::{Ctx, TaskView};
 pub use ops::*;
+pub use params::{ExtParams, EXT_TUNABLES};
 pub use state::{Hook, OnError};
 
 use super::{DequeueFlags, EnqueueFlags, SchedClass, WakeFlags, Waker};
@@ -75,55 +78,8 @@ use crate::class::fair::weights::{nice_to_weight, WEIGHT_IDLEPRIO};
 use crate::cpuset::{CpuId, CpuSet};
 use crate::machine::Machine;
 use crate::task::TaskId;
-use crate::tunable::{Tunable, TunableSet};
 use crate::workload::Policy;
-use state::{weight_to_cgroup, CpuSt, ExtState, Insert, Where, WATCHDOG_TAG};
-
-/// The ext class's tunables, shared by every sched_ext scheduler.
-pub const EXT_TUNABLES: &[Tunable] = &[
-    Tunable {
-        name: "ext_on_error",
-        default: 0,
-        min: 0,
-        max: 1,
-        unit: "bool",
-        doc: "when the sched_ext policy errors or stalls: 0 stop the run with the error, 1 the kernel's behaviour (disable the policy, its tasks go back to the fair class, the run goes on and the exit is listed in the warnings)",
-    },
-    Tunable {
-        name: "ext_timeout_ms",
-        default: 0,
-        min: 0,
-        max: 30_000,
-        unit: "ms",
-        doc: "watchdog timeout: a runnable ext task that has not run for this long aborts the policy (0: the policy's ops.timeout_ms, itself 30000 ms by default)",
-    },
-];
-
-/// Class-level settings (the ext tunables).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ExtParams {
-    /// `ext_on_error`.
-    pub on_error: OnError,
-    /// `ext_timeout_ms`: overrides the policy's `timeout_ms()` when set.
-    pub timeout_ms: Option<u32>,
-}
-
-impl ExtParams {
-    /// From the run's tunables (`EXT_TUNABLES`).
-    pub fn from_tunables(t: &TunableSet) -> Self {
-        ExtParams {
-            on_error: if t.get("ext_on_error").unwrap_or(0) != 0 {
-                OnError::Fallback
-            } else {
-                OnError::Fail
-            },
-            timeout_ms: t
-                .get("ext_timeout_ms")
-                .filter(|v| *v > 0)
-                .map(|v| v.min(u32::MAX as i64) as u32),
-        }
-    }
-}
+use state::{weight_to_cgroup, CpuSt, ExtState, Where, WATCHDOG_TAG};
 
 /// The ext class hosting policy `P`.
 pub struct ExtClass<P: ExtOps> {
@@ -399,111 +355,6 @@ impl<P: ExtOps> ExtClass<P> {
             if self.st.cpus[cpu].seen_idle && m.rqs[cpu].curr.is_some() {
                 self.update_idle(m, cpu, false);
             }
-        }
-    }
-
-    /// `do_enqueue_task`: direct dispatch, or `ops.enqueue`.
-    fn do_enqueue(&mut self, m: &mut Machine, cpu: CpuId, t: TaskId, enq: u64) {
-        if !self.st.live() {
-            return self.bypass_insert(t);
-        }
-        let ins = match self.st.tasks[t].ddsp.take() {
-            Some(i) => Some(i),
-            None => {
-                self.st.ddsp_task = Some(t);
-                self.call(m, Hook::Enqueue, cpu, |o, c| o.enqueue(c, t, enq));
-                self.st.ddsp_task = None;
-                if !self.st.live() {
-                    self.st.tasks[t].ddsp = None;
-                    return self.bypass_insert(t);
-                }
-                self.st.tasks[t].ddsp.take()
-            }
-        };
-        match ins {
-            // direct_dispatch
-            Some(i) => {
-                let i = Insert {
-                    flags: i.flags | enq,
-                    ..i
-                };
-                if let Err(e) = self.st.commit(m, t, i, cpu) {
-                    self.task_error(m, Hook::Enqueue, cpu, t, &e);
-                    self.bypass_insert(t);
-                }
-            }
-            None => {
-                self.st.tasks[t].at = Where::Custody;
-                self.st.tasks[t].custody_since = m.now;
-            }
-        }
-    }
-
-    /// `balance_one`.
-    fn balance_one(&mut self, m: &mut Machine, cpu: CpuId) {
-        let prev = self.st.cpus[cpu].curr;
-        let prev_on_rq = prev.is_some_and(|p| self.st.tasks[p].queued);
-        let slice_left = |st: &ExtState| prev.is_some_and(|p| st.tasks[p].slice > 0);
-        if prev.is_some() {
-            self.update_curr_scx(m, cpu);
-            if prev_on_rq && slice_left(&self.st) && self.st.live() {
-                self.st.cpus[cpu].keep = true;
-                return;
-            }
-        }
-        if self.st.local_nr(cpu) > 0 || self.st.consume(m, SCX_DSQ_GLOBAL, cpu) {
-            return;
-        }
-        if self.st.live() {
-            let mut loops = SCX_DSP_MAX_LOOPS;
-            loop {
-                self.st.dsp_nr = 0;
-                self.call(m, Hook::Dispatch, cpu, |o, c| {
-                    o.dispatch(c, cpu, prev);
-                    c.flush_dispatch();
-                });
-                if !self.st.live() {
-                    break;
-                }
-                if prev_on_rq && slice_left(&self.st) {
-                    self.st.cpus[cpu].keep = true;
-                    return;
-                }
-                if self.st.local_nr(cpu) > 0 || self.st.consume(m, SCX_DSQ_GLOBAL, cpu) {
-                    return;
-                }
-                if self.st.dsp_nr == 0 {
-                    break;
-                }
-                loops -= 1;
-                if loops == 0 {
-                    // scx_bpf_kick_cpu(cpu, 0): finish this pick, then retry.
-                    m.resched(cpu);
-                    break;
-                }
-            }
-        }
-        // no_tasks: keep running prev unless SCX_OPS_ENQ_LAST.
-        if prev_on_rq && (self.st.flags & SCX_OPS_ENQ_LAST == 0 || !self.st.live()) {
-            self.st.cpus[cpu].keep = true;
-        }
-    }
-
-    /// Report a task the policy holds while every CPU goes idle.
-    fn check_lost(&mut self, m: &Machine, cpu: CpuId) {
-        if !self.st.live() || !self.bal_ran[cpu] || !self.st.timers.is_empty() {
-            return;
-        }
-        let all_idle = m
-            .online
-            .iter()
-            .all(|c| c == cpu || (m.rqs[c].curr.is_none() && !m.rqs[c].need_resched));
-        if !all_idle {
-            return;
-        }
-        if let Some(t) = watchdog::lost(&self.st) {
-            let msg = watchdog::lost_message(&self.st, m, t);
-            self.st.error(m, Hook::Dispatch, cpu, msg);
         }
     }
 }
