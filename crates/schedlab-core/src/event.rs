@@ -37,7 +37,7 @@ pub enum EventKind {
         /// Class-defined tag.
         tag: u64,
     },
-    /// The fair server timer of a CPU (engine/server.rs).
+    /// The deadline server timer of a CPU (class/dl/server.rs).
     ServerTimer {
         /// CPU.
         cpu: CpuId,

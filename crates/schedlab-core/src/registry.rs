@@ -65,10 +65,11 @@ const EDF: DlOrderDef = DlOrderDef {
 fn mainline(ctx: &StackCtx, version: Version) -> Result<Stack, String> {
     let m = ctx.m;
     let mut s = Stack::new();
-    s.push(
-        Box::new(Dl::new(m, (ctx.dl_order.order)(ctx.tunables))),
-        &[Policy::Deadline],
-    );
+    // Without RT tasks the fair server never activates (fair tasks
+    // deplete it first), so it is only instantiated when RT tasks can exist.
+    let server = version == Version::Eevdf && ctx.wl.uses_rt();
+    let dl = Dl::new(m, (ctx.dl_order.order)(ctx.tunables), server);
+    let dl_idx = s.push(Box::new(dl), &[Policy::Deadline]);
     let rt = RtParams {
         // 6.1 throttles RT per CPU; 6.12 has the fair server instead.
         throttling: version == Version::Cfs,
@@ -90,10 +91,9 @@ fn mainline(ctx: &StackCtx, version: Version) -> Result<Stack, String> {
     s.set_fallback(fair);
     if version == Version::Eevdf {
         s.server_bandwidth = true;
-        // Without RT tasks the server never activates (fair tasks deplete
-        // it first), so it is only instantiated when RT tasks can exist.
-        if ctx.wl.uses_rt() {
+        if server {
             s.server = Some(ServerSpec {
+                host: dl_idx,
                 served: fair,
                 over: vec![rt_idx],
             });

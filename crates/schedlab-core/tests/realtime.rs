@@ -232,3 +232,30 @@ fn fair_server_is_invisible_without_starvation() {
         assert_eq!(task(&r, "rt").missed_activations, 0);
     }
 }
+
+/// The fair server is a deadline entity (6.12 `fair_server`): while it is
+/// active it competes with SCHED_DEADLINE tasks by deadline, so a DL task
+/// with 10 ms deadlines still runs ahead of the server's 1 s deadline and
+/// misses nothing, while the starved fair hog still gets its 5 %.
+#[test]
+fn fair_server_competes_with_deadline_tasks_by_edf() {
+    let wl = r#"{"global": {"duration": 5}, "tasks": {
+        "dl": {"policy": "SCHED_DEADLINE", "dl-runtime": 3000, "dl-period": 10000,
+               "run": 2500, "timer": {"ref": "unique", "period": 10000}},
+        "fifo": {"policy": "SCHED_FIFO", "priority": 50, "run": 1000000},
+        "fair": {"run": 1000000}}}"#;
+    let r = run(wl, cfg("eevdf", 1));
+    let dl = task(&r, "dl");
+    assert_eq!(dl.deadline_misses, 0, "{dl:?}");
+    assert!(
+        (share(&r, "dl") - 0.25).abs() < 0.002,
+        "{}",
+        share(&r, "dl")
+    );
+    // 50 ms in each window after the first zero-laxity point (0.95 s).
+    assert!(
+        (share(&r, "fair") - 0.048).abs() < 0.003,
+        "{}",
+        share(&r, "fair")
+    );
+}

@@ -30,6 +30,8 @@ pub mod fair;
 pub mod rt;
 pub mod stack;
 
+pub use dl::server::{Actions as ServerActions, Ran as ServerRan};
+
 use crate::clock::Ns;
 use crate::cpuset::CpuId;
 use crate::machine::Machine;
@@ -216,6 +218,43 @@ pub trait SchedClass {
     /// policies scale it by the process's thread count). Default: `base`.
     fn effective_weight(&self, _m: &Machine, _process: usize, _policy: Policy, base: u64) -> u64 {
         base
+    }
+
+    /// Deadline-server hooks (6.12's `dl_server`, class/dl/server.rs), for
+    /// the class the stack names as a server's host (`ServerSpec::host`);
+    /// the defaults say "no server". `server_update`: account what `cpu`
+    /// ran since the last update and start or stop the server for
+    /// `nr_served` runnable tasks of the served class (`dl_server_update`,
+    /// `dl_server_start`, `dl_server_stop`). Returns the timer to arm and
+    /// whether to reschedule; the engine carries them out.
+    fn server_update(
+        &mut self,
+        _m: &mut Machine,
+        _cpu: CpuId,
+        _ran: ServerRan,
+        _nr_served: u32,
+    ) -> ServerActions {
+        ServerActions::default()
+    }
+
+    /// The server timer of `cpu` fired (after `server_update`);
+    /// `over_queued`: tasks of the classes the server runs ahead of wait
+    /// on `cpu` (starvation persists).
+    fn server_timer(&mut self, _m: &mut Machine, _cpu: CpuId, _over_queued: bool) -> ServerActions {
+        ServerActions::default()
+    }
+
+    /// Whether `cpu`'s server is active (runs its class ahead of others).
+    fn server_active(&self, _cpu: CpuId) -> bool {
+        false
+    }
+
+    /// Whether, at a pick on `cpu`, the server's entity comes before this
+    /// class's own tasks (active, the served class has runnable tasks, and
+    /// its deadline is earlier than the first queued task's): the engine
+    /// then picks from the served class first.
+    fn server_runs_first(&self, _cpu: CpuId, _served_runnable: bool) -> bool {
+        false
     }
 
     /// Whether `effective_weight` depends on the number of live threads of

@@ -23,7 +23,7 @@
 //!   the first RT enqueue) subtracts a runtime's worth. The CPU idles if
 //!   nothing else is runnable.
 //! * 6.12 (`eevdf`): no RT throttling; the deferred fair server guarantees
-//!   fair tasks their share instead (engine/server.rs).
+//!   fair tasks their share instead (class/dl/server.rs).
 //!
 //! Simplifications (docs/model.md): no RT group scheduling
 //! (CONFIG_RT_GROUP_SCHED is off in distro kernels), no priority

@@ -12,11 +12,14 @@ use crate::workload::Policy;
 /// numbers them 0..=7, so 8 slots hold every policy there can be.
 const POLICY_SLOTS: usize = 8;
 
-/// A deadline server (`sched_dl_entity` with `dl_server` set) that
-/// guarantees the class `served` a bandwidth share against the classes
-/// `over` (6.12: the fair server against RT; engine/server.rs).
+/// A deadline server (`sched_dl_entity` with `dl_server` set), an entity
+/// of the class `host`, that guarantees the class `served` a bandwidth
+/// share against the classes `over` (6.12: the fair server, an entity of
+/// the deadline class, against RT; class/dl/server.rs).
 #[derive(Debug, Clone)]
 pub struct ServerSpec {
+    /// Position of the class holding the server entities (dl).
+    pub host: usize,
     /// Position of the served class in the stack.
     pub served: usize,
     /// Positions of the classes whose queued work keeps the server active

@@ -2,9 +2,9 @@
 //! `__schedule`, `try_to_wake_up`, `wake_up_new_task`, migration, and the
 //! accounting of execution segments.
 
-use super::server::{Actions, Ran, ServerState};
 use super::Simulator;
 use crate::class::{DequeueFlags, EnqueueFlags, WakeFlags, Waker};
+use crate::class::{ServerActions, ServerRan};
 use crate::clock::Ns;
 use crate::cpuset::CpuId;
 use crate::event::EventKind;
@@ -144,18 +144,23 @@ impl Simulator {
         }
         self.apply_migrations();
         let mut next = None;
-        // An active server runs its class's tasks ahead of the classes
-        // above it (the fair server ahead of RT, §7).
-        let first = match (&self.server, self.served_class()) {
-            (Some(s), Some(served))
-                if s.state(cpu) == ServerState::Active
-                    && self.classes.get_ref(served).nr_runnable(cpu) > 0 =>
-            {
-                served
+        // An active server whose entity comes first in its host class
+        // (the fair server's deadline before every DL task's) runs its
+        // class's tasks there, ahead of the classes in between (RT, §7).
+        let server_first = self.classes.server.as_ref().and_then(|spec| {
+            let runnable = self.classes.get_ref(spec.served).nr_runnable(cpu) > 0;
+            self.classes
+                .get_ref(spec.host)
+                .server_runs_first(cpu, runnable)
+                .then_some((spec.host, spec.served))
+        });
+        for c in 0..self.classes.len() {
+            if let Some((_, served)) = server_first.filter(|(host, _)| *host == c) {
+                if let Some(t) = self.classes.get(served).pick_task(&mut self.m, cpu) {
+                    next = Some(t);
+                    break;
+                }
             }
-            _ => 0,
-        };
-        for c in first..self.classes.len() {
             if let Some(t) = self.classes.get(c).pick_task(&mut self.m, cpu) {
                 next = Some(t);
                 break;
@@ -181,46 +186,50 @@ impl Simulator {
         self.switch_in(cpu, if put_prev_done { prev } else { curr }, next);
     }
 
-    /// Position of the class the deadline server serves, if any.
+    /// Positions of the server's host class and served class, if any.
     #[inline]
-    fn served_class(&self) -> Option<usize> {
-        self.classes.server.as_ref().map(|s| s.served)
+    fn server_classes(&self) -> Option<(usize, usize)> {
+        self.classes.server.as_ref().map(|s| (s.host, s.served))
     }
 
-    /// Bring `cpu`'s server up to date (engine/server.rs).
+    /// Bring `cpu`'s deadline server up to date (class/dl/server.rs): tell
+    /// its host class what ran and how many served tasks are runnable.
     pub(crate) fn server_update(&mut self, cpu: CpuId) {
-        let Some(served) = self.served_class() else {
+        let Some((host, served)) = self.server_classes() else {
             return;
         };
         let ran = match self.m.rqs[cpu].curr {
-            None => Ran::Idle,
-            Some(t) if self.class_of(t) != served => Ran::Other,
-            Some(_) => Ran::Fair,
+            None => ServerRan::Idle,
+            Some(t) if self.class_of(t) != served => ServerRan::Other,
+            Some(_) => ServerRan::Fair,
         };
         let nr_served = self.classes.get_ref(served).nr_runnable(cpu);
-        let Some(s) = self.server.as_mut() else {
-            return;
-        };
-        let act = s.update(cpu, self.m.now, ran, nr_served);
+        let act = self
+            .classes
+            .get(host)
+            .server_update(&mut self.m, cpu, ran, nr_served);
         self.server_apply(cpu, act);
     }
 
     /// The server timer of `cpu` fired.
     pub(crate) fn server_timer(&mut self, cpu: CpuId) {
         self.server_update(cpu);
+        let Some((host, _)) = self.server_classes() else {
+            return;
+        };
         let over_queued = self.classes.server.as_ref().is_some_and(|spec| {
             spec.over
                 .iter()
                 .any(|c| self.classes.get_ref(*c).nr_runnable(cpu) > 0)
         });
-        let Some(s) = self.server.as_mut() else {
-            return;
-        };
-        let act = s.timer(cpu, self.m.now, over_queued);
+        let act = self
+            .classes
+            .get(host)
+            .server_timer(&mut self.m, cpu, over_queued);
         self.server_apply(cpu, act);
     }
 
-    fn server_apply(&mut self, cpu: CpuId, act: Actions) {
+    fn server_apply(&mut self, cpu: CpuId, act: ServerActions) {
         if let Some(at) = act.arm {
             self.events.push(at, EventKind::ServerTimer { cpu });
         }
@@ -362,11 +371,9 @@ impl Simulator {
             None => self.m.resched(cpu),
             Some(curr) => {
                 let (cc, ct) = (self.class_of(curr), self.class_of(t));
-                let served = Some(ct) == self.served_class()
-                    && self
-                        .server
-                        .as_ref()
-                        .is_some_and(|s| s.state(cpu) == ServerState::Active);
+                let served = self.server_classes().is_some_and(|(host, served)| {
+                    ct == served && self.classes.get_ref(host).server_active(cpu)
+                });
                 if cc == ct {
                     self.classes
                         .get(ct)

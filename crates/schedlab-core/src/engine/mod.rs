@@ -14,7 +14,6 @@ pub mod exec;
 pub mod governor;
 pub mod hotplug;
 mod noise;
-pub mod server;
 pub mod sync;
 mod validate;
 
@@ -100,10 +99,6 @@ pub struct Simulator {
     freq_levels: Vec<Vec<u64>>,
     gov_busy: Vec<Ns>,
     gov_step: usize,
-    /// Deadline servers, one per CPU, for the class the stack's
-    /// `ServerSpec` names (6.12's fair servers; None: 6.1, or no RT task
-    /// can exist).
-    server: Option<server::FairServer>,
     /// Whether some class's weights depend on thread counts
     /// (`SchedClass::weights_track_threads`).
     weights_track_threads: bool,
@@ -211,7 +206,6 @@ impl Simulator {
             next_tick: (0, 0),
             process_index: std::collections::HashMap::new(),
             autogroup,
-            server: None,
             weights_track_threads: false,
             freq_levels: vec![],
             gov_busy: vec![],
@@ -239,9 +233,6 @@ impl Simulator {
         let mut stack = (resolved.scheduler.build)(&ctx).map_err(SimError::Config)?;
         sim.wl.warnings.append(&mut stack.warnings);
         sim.dl_bw.1 = bandwidth::dl_bw_limit(sim.m.nr_cpus(), stack.server_bandwidth);
-        if stack.server.is_some() {
-            sim.server = Some(server::FairServer::new(sim.m.nr_cpus()));
-        }
         sim.weights_track_threads = stack.iter().any(|c| c.weights_track_threads());
         sim.classes = stack;
         sim.check_policies(resolved.scheduler.name)?;

@@ -40,14 +40,20 @@
 //! an activation. An order may force the next pick of a CPU (`forced`,
 //! cleared when a job is set to run).
 //!
+//! The 6.12 fair server is a deadline entity of this class (server.rs):
+//! when active with fair tasks to run, its deadline competes with the
+//! tasks' keys at the pick (`server_runs_first`) and in the CPU's earliest
+//! deadline for push/pull; it is kept beside the task trees rather than in
+//! them because it runs tasks of another class (the engine picks those).
+//!
 //! Admission control (`sched_dl_overflow`) lives in the engine, which sees
 //! every task. Simplifications (docs/model.md): no GRUB reclaiming
-//! (SCHED_FLAG_RECLAIM), no inactive timer / 0-lag bookkeeping, no
-//! DL-server entities in the tree (the 6.12 fair server is modelled in
-//! engine/server.rs and ranks below DL tasks); throttling is detected at
-//! `update_curr` points (ticks, switches), as without HRTICK_DL.
+//! (SCHED_FLAG_RECLAIM), no inactive timer / 0-lag bookkeeping; throttling
+//! is detected at `update_curr` points (ticks, switches), as without
+//! HRTICK_DL.
 
 mod order;
+pub mod server;
 
 pub use order::{DlCtx, DlOrder, Edf};
 
@@ -94,12 +100,18 @@ pub struct Dl {
     seq: u64,
     /// Tasks in all trees (push/pull are skipped without any).
     total: usize,
+    /// 6.12's per-CPU fair servers (server.rs), if the stack has them.
+    server: Option<server::DlServer>,
+    /// Per CPU: the served class had runnable tasks at the last
+    /// `server_update` (an active server's entity is then queued).
+    server_demand: Vec<bool>,
 }
 
 impl Dl {
     /// A deadline class for the CPUs of `m`, ordering tasks by `order`
-    /// ([`Edf`] for the kernel's).
-    pub fn new(m: &Machine, order: Box<dyn DlOrder>) -> Self {
+    /// ([`Edf`] for the kernel's), with a deferred server entity per CPU
+    /// (6.12's fair server) if `server`.
+    pub fn new(m: &Machine, order: Box<dyn DlOrder>, server: bool) -> Self {
         let n = m.nr_cpus();
         Dl {
             order: Rc::from(order),
@@ -110,7 +122,20 @@ impl Dl {
             exec_start: vec![0; n],
             seq: 0,
             total: 0,
+            server: server.then(|| server::DlServer::new(n)),
+            server_demand: vec![false; n],
         }
+    }
+
+    /// Ordering key of `cpu`'s server entity, if it is queued: active and
+    /// with runnable tasks to serve.
+    fn server_key(&self, cpu: CpuId) -> Option<Ns> {
+        let s = self.server.as_ref()?;
+        if s.state(cpu) != server::ServerState::Active || !self.server_demand[cpu] {
+            return None;
+        }
+        let (deadline, runtime) = s.entity(cpu);
+        Some(self.order.key(deadline, runtime))
     }
 
     /// Absolute deadline of `t` (for tests and reports).
@@ -157,7 +182,11 @@ impl Dl {
     /// Smallest key (EDF: earliest deadline) queued on `cpu`, running task
     /// included, if any.
     fn earliest(&self, cpu: CpuId) -> Option<Ns> {
-        self.tree[cpu].first().map(|k| k.0)
+        let task = self.tree[cpu].first().map(|k| k.0);
+        match (task, self.server_key(cpu)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// The earliest waiting (queued, not running) task of `cpu` allowed on
@@ -219,8 +248,11 @@ impl Dl {
             return;
         }
         let mut levels = self.levels();
-        // Key of the DL task that will run here.
+        // Key of the DL entity that will run here (a task or the server).
         let mut here = self.curr[cpu].map(|c| self.ent[c].key.0);
+        if let Some(sk) = self.server_key(cpu) {
+            here = Some(here.map_or(sk, |h| h.min(sk)));
+        }
         for (d, t) in waiting {
             if here.is_none_or(|h| d < h) {
                 // It runs here (first) or preempts what runs here.
@@ -441,6 +473,53 @@ impl SchedClass for Dl {
 
     fn balance(&mut self, m: &mut Machine, cpu: CpuId) {
         self.pull_dl_task(m, cpu);
+    }
+
+    fn server_update(
+        &mut self,
+        m: &mut Machine,
+        cpu: CpuId,
+        ran: super::ServerRan,
+        nr_served: u32,
+    ) -> super::ServerActions {
+        self.server_demand[cpu] = nr_served > 0;
+        let now = m.now;
+        match self.server.as_mut() {
+            Some(s) => s.update(cpu, now, ran, nr_served),
+            None => super::ServerActions::default(),
+        }
+    }
+
+    fn server_timer(
+        &mut self,
+        m: &mut Machine,
+        cpu: CpuId,
+        over_queued: bool,
+    ) -> super::ServerActions {
+        match self.server.as_mut() {
+            Some(s) => s.timer(cpu, m.now, over_queued),
+            None => super::ServerActions::default(),
+        }
+    }
+
+    fn server_active(&self, cpu: CpuId) -> bool {
+        self.server
+            .as_ref()
+            .is_some_and(|s| s.state(cpu) == server::ServerState::Active)
+    }
+
+    fn server_runs_first(&self, cpu: CpuId, served_runnable: bool) -> bool {
+        if !served_runnable || !self.server_active(cpu) {
+            return false;
+        }
+        let (deadline, runtime) = self.server.as_ref().map_or((0, 0), |s| s.entity(cpu));
+        let key = self.order.key(deadline, runtime);
+        // pick_task_dl: the leftmost entity; ties go to the task [choice].
+        let first_task = match self.forced[cpu] {
+            Some(f) if self.ent[f].in_tree => Some(self.ent[f].key.0),
+            _ => self.tree[cpu].first().map(|k| k.0),
+        };
+        first_task.is_none_or(|k| key < k)
     }
 
     fn pick_task(&mut self, m: &mut Machine, cpu: CpuId) -> Option<TaskId> {

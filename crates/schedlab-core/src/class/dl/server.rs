@@ -1,6 +1,14 @@
 //! The 6.12 fair server (`rq->fair_server`, linux-rt-dl.md §7): a deferred
 //! DEADLINE server per CPU that guarantees fair tasks 50 ms in every
-//! 1000 ms when RT work would otherwise starve them.
+//! 1000 ms when RT work would otherwise starve them. Like the kernel's
+//! `sched_dl_entity` with `dl_server` set, it belongs to the deadline class
+//! (class/dl/mod.rs): when active it competes with SCHED_DEADLINE tasks by
+//! its deadline (EDF; `pick_task_dl` → `dl_server_pick`), and counts in
+//! the CPU's earliest deadline for push/pull (`cpudl`). The class it serves
+//! and the classes it runs ahead of come from the stack (class/stack.rs,
+//! `ServerSpec`); the engine reports what ran and how many served tasks are
+//! runnable (the kernel's fair class calls `dl_server_update` /
+//! `dl_server_start` itself, but here classes never call each other).
 //!
 //! State machine (deadline.c, "Document dl_server", "Less agressive
 //! dl_server handling"):
@@ -31,10 +39,10 @@
 //! Simplifications (docs/model.md): accounting happens at switches and
 //! ticks, so a server starts and throttles with tick granularity (as the
 //! kernel's update_curr without HRTICK; overruns are carried into the next
-//! period); with no deadline class yet, an Active server simply outranks
-//! RT. The server exists only when the run can have RT tasks: without RT
-//! pressure it never activates (fair tasks deplete it first), so skipping
-//! it changes nothing.
+//! period). Ties with a SCHED_DEADLINE task's deadline go to the task
+//! [choice]. The server exists only when the run can have RT tasks:
+//! without RT pressure it never activates (fair tasks deplete it first), so
+//! skipping it changes nothing.
 
 use crate::clock::{Ns, MSEC};
 use crate::cpuset::CpuId;
@@ -84,18 +92,18 @@ pub struct Actions {
     pub resched: bool,
 }
 
-/// Fair servers of all CPUs.
+/// Deadline servers of all CPUs (`rq->fair_server`).
 #[derive(Debug, Clone)]
-pub struct FairServer {
+pub struct DlServer {
     runtime: Ns,
     period: Ns,
     cpus: Vec<Cpu>,
 }
 
-impl FairServer {
+impl DlServer {
     /// Servers with the 6.12 defaults: 50 ms every 1000 ms.
     pub fn new(nr_cpus: usize) -> Self {
-        FairServer {
+        DlServer {
             runtime: 50 * MSEC,
             period: 1000 * MSEC,
             cpus: vec![
@@ -115,6 +123,11 @@ impl FairServer {
     /// State of `cpu`'s server.
     pub fn state(&self, cpu: CpuId) -> ServerState {
         self.cpus[cpu].state
+    }
+
+    /// (deadline, remaining runtime) of `cpu`'s server.
+    pub fn entity(&self, cpu: CpuId) -> (Ns, i64) {
+        (self.cpus[cpu].deadline, self.cpus[cpu].runtime)
     }
 
     /// Account what `cpu` ran since the last update, then start or stop the
@@ -236,7 +249,7 @@ mod tests {
 
     #[test]
     fn starved_fair_gets_50ms_late_in_the_window() {
-        let mut s = FairServer::new(1);
+        let mut s = DlServer::new(1);
         // A fair task appears at 0 while RT runs.
         let a = s.update(0, 0, Ran::Other, 1);
         assert_eq!(a.arm, Some(950 * MSEC));
@@ -256,7 +269,7 @@ mod tests {
 
     #[test]
     fn fair_running_normally_keeps_the_server_deferred() {
-        let mut s = FairServer::new(1);
+        let mut s = DlServer::new(1);
         s.update(0, 0, Ran::Fair, 1);
         for k in 1..=40 {
             s.update(0, k * 50 * MSEC, Ran::Fair, 1);
