@@ -6,11 +6,14 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
 import pandas as pd
 
 from . import _native
+
+if TYPE_CHECKING:
+    from .ext import Policy
 
 WorkloadLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 
@@ -177,7 +180,7 @@ def _set_pairs(set_: Union[None, Mapping[str, int], Iterable[str]]) -> List[Tupl
 
 def simulate(
     workload: WorkloadLike,
-    scheduler: str = "eevdf",
+    scheduler: Union[str, Policy] = "eevdf",
     cpus: int = 1,
     *,
     smt: int = 1,
@@ -198,6 +201,10 @@ def simulate(
 ) -> SimResult:
     """Simulate an rt-app workload (a path, a JSON string or a dict).
 
+    ``scheduler`` is a registered scheduler's name (:func:`schedulers`) or an
+    instance of a :class:`schedlab.ext.Policy` subclass, run in the ext class
+    below EEVDF (metrics name it ``py:NAME``; one instance per run).
+
     ``duration`` overrides the workload's ``global.duration`` (seconds or a
     string like ``"500ms"``); ``set`` overrides tunables (see
     :func:`schedulers`); ``trace=True`` records scheduler events for
@@ -210,6 +217,18 @@ def simulate(
     ``performance``, ``powersave``, ``ondemand`` or ``schedule:T=MHZ,...``; ``freq_levels_mhz``
     lists the available frequencies. ``hotplug`` is a plan ``"T=-CPU,T=+CPU"`` (seconds).
     """
+    policy = None
+    if not isinstance(scheduler, str):
+        from .ext import Policy, policy_name
+
+        if not isinstance(scheduler, Policy):
+            raise _native.ConfigError(
+                f"scheduler must be a name or a schedlab.ext.Policy instance, got {scheduler!r}")
+        if getattr(scheduler, "_schedlab_ran", False):
+            raise _native.ConfigError(
+                f"{scheduler!r} already ran: a policy instance holds one run's state, make a new one")
+        policy, scheduler = scheduler, policy_name(scheduler)
+        policy._schedlab_ran = True
     text, source = _load(workload)
     config = {
         "scheduler": scheduler,
@@ -231,7 +250,7 @@ def simulate(
         "hotplug": hotplug,
     }
     # The keys are the fields of the core's SimConfig, the one definition of each option.
-    return SimResult(_native.simulate(text, source, json.dumps(config), progress))
+    return SimResult(_native.simulate(text, source, json.dumps(config), progress, policy))
 
 
 def crsr(at_f: SimResult, at_fmax: SimResult) -> pd.Series:

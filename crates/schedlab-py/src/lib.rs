@@ -12,6 +12,8 @@ use schedlab_core::trace::{ftrace, perfetto};
 use schedlab_core::workload::{Workload, WorkloadError as CoreWorkloadError};
 use std::io::Write;
 
+mod policy;
+
 create_exception!(
     _native,
     WorkloadError,
@@ -182,18 +184,25 @@ fn parse_config(cfg: &str) -> PyResult<SimConfig> {
 /// Simulate rt-app JSON `text` (named `source` in errors) with the options
 /// in `config` (JSON, `SimConfig`'s fields). `progress(now_ns, end_ns_or_None)` is called between
 /// chunks of simulated time; Ctrl-C is honoured between chunks.
+/// `policy`: a `schedlab.ext.Policy` instance to run in the ext class
+/// (`config["scheduler"]` is then only the name the metrics show).
 #[pyfunction]
-#[pyo3(signature = (text, source, config, progress=None))]
+#[pyo3(signature = (text, source, config, progress=None, policy=None))]
 fn simulate(
     py: Python<'_>,
     text: &str,
     source: &str,
     config: &str,
     progress: Option<Bound<'_, PyAny>>,
+    policy: Option<Bound<'_, PyAny>>,
 ) -> PyResult<PyRunResult> {
     let cfg = parse_config(config)?;
     let wl = Workload::from_rtapp(source, text).map_err(|e| workload_err(py, &e))?;
-    let mut sim = Simulator::new(wl, cfg).map_err(|e| sim_err(py, e))?;
+    let sim = match policy {
+        Some(p) => policy::simulator(wl, cfg, &p)?,
+        None => Simulator::new(wl, cfg),
+    };
+    let mut sim = sim.map_err(|e| sim_err(py, e))?;
     let end = sim.end_time();
     let chunk = end.map_or(100_000_000, |e| (e / 200).max(1_000_000));
     let mut limit = 0u64;
@@ -247,6 +256,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(import_trace, m)?)?;
     m.add_class::<PyRunResult>()?;
+    policy::register(m)?;
     m.add("WorkloadError", m.py().get_type::<WorkloadError>())?;
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     m.add("SimulationError", m.py().get_type::<SimulationError>())?;

@@ -10,6 +10,7 @@ mod abort;
 mod bandwidth;
 mod cgroups;
 pub mod core;
+mod custom;
 pub mod exec;
 pub mod governor;
 pub mod hotplug;
@@ -31,6 +32,7 @@ use crate::stats::Stats;
 use crate::topology::TopologyBuilder;
 use crate::trace::Trace;
 use crate::workload::{Attrs, Calibration, Event, Policy, Workload, WorkloadError};
+pub use custom::CustomStack;
 use sync::SyncState;
 
 /// Why a simulation could not be built or run.
@@ -114,9 +116,20 @@ pub struct Simulator {
 
 impl Simulator {
     /// Build a simulation of `wl` under `cfg`.
-    pub fn new(mut wl: Workload, cfg: SimConfig) -> Result<Self, SimError> {
-        let resolved = crate::registry::resolve(&cfg.scheduler, &cfg.dl_policy, &cfg.set)
-            .map_err(SimError::Config)?;
+    pub fn new(wl: Workload, cfg: SimConfig) -> Result<Self, SimError> {
+        Self::build(wl, cfg, None)
+    }
+
+    fn build(
+        mut wl: Workload,
+        cfg: SimConfig,
+        custom: Option<CustomStack<'_>>,
+    ) -> Result<Self, SimError> {
+        let resolved = match &custom {
+            None => crate::registry::resolve(&cfg.scheduler, &cfg.dl_policy, &cfg.set),
+            Some(c) => custom::resolve(c.def, &cfg.scheduler, &cfg.dl_policy, &cfg.set),
+        }
+        .map_err(SimError::Config)?;
         let tunables = resolved.tunables;
         if !(1..=10_000).contains(&cfg.hz) {
             return Err(SimError::Config(format!(
@@ -230,7 +243,11 @@ impl Simulator {
             fair_policy: resolved.fair_policy,
             dl_order: resolved.dl_order,
         };
-        let mut stack = (resolved.scheduler.build)(&ctx).map_err(SimError::Config)?;
+        let mut stack = match custom {
+            None => (resolved.scheduler.build)(&ctx),
+            Some(c) => (c.build)(&ctx),
+        }
+        .map_err(SimError::Config)?;
         sim.wl.warnings.append(&mut stack.warnings);
         sim.dl_bw.1 = bandwidth::dl_bw_limit(sim.m.nr_cpus(), stack.server_bandwidth);
         sim.weights_track_threads = stack.iter().any(|c| c.weights_track_threads());

@@ -60,6 +60,7 @@
 //!   enter the class; a task whose policy changes away from the class stays
 //!   enabled until it exits.
 
+pub mod bridge;
 pub mod ctx;
 mod dispatch;
 pub mod dsq;

@@ -1,0 +1,890 @@
+//! Policies written in Python (`schedlab.ext.Policy` subclasses) hosted in
+//! the ext class: [`PyPolicy`] implements `ExtOps` by calling the Python
+//! object's hooks with the GIL held, and [`PyCtx`] hands the hook the
+//! kfunc context.
+//!
+//! * Only hooks the subclass overrides are called (the Python side lists
+//!   them once per class in `_overrides`); the others run the Rust
+//!   defaults, i.e. the kernel's behaviour for a missing op.
+//! * `PyCtx` wraps a raw pointer to the hook's `Ctx`, set just before the
+//!   call and cleared when it returns, so a ctx kept by Python raises an
+//!   error instead of touching freed memory. Arguments are converted by
+//!   PyO3 before a method body dereferences the pointer, and no method
+//!   body runs Python code while it holds the `Ctx`, so Python can never
+//!   re-enter it.
+//! * A Python exception in a hook ends the run (`Ctx::fail_run`) with a
+//!   message naming the hook, the policy, the task or CPU and the
+//!   simulated time, followed by the policy's traceback; after that no
+//!   Python hook is called again.
+
+use crate::PolicyError;
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString};
+use schedlab_core::class::ext::{Ctx, ExitInfo, ExitKind, ExtOps, TaskView, EXT_TUNABLES};
+use schedlab_core::class::fair::tunables::EEVDF_TUNABLES;
+use schedlab_core::config::SimConfig;
+use schedlab_core::cpuset::{CpuId, CpuSet, MAX_CPUS};
+use schedlab_core::engine::{CustomStack, SimError, Simulator};
+use schedlab_core::plugin::SchedulerDef;
+use schedlab_core::registry;
+use schedlab_core::task::TaskId;
+use schedlab_core::tunable::Tunable;
+use schedlab_core::workload::Workload;
+use std::cell::Cell;
+use std::ptr;
+
+/// Per-task storage: a Python object made on first use (`ctx.task_data`).
+type Slot = Option<Py<PyAny>>;
+type RawCtx = Ctx<'static, Slot>;
+
+/// The hooks, in `struct sched_ext_ops` order; the names are the Python
+/// method names (`yield_`: `yield` is a keyword).
+#[derive(Clone, Copy)]
+enum H {
+    SelectCpu,
+    Enqueue,
+    Dequeue,
+    Dispatch,
+    Tick,
+    Runnable,
+    Running,
+    Stopping,
+    Quiescent,
+    Yield,
+    CoreSchedBefore,
+    SetWeight,
+    SetCpumask,
+    UpdateIdle,
+    InitTask,
+    ExitTask,
+    Enable,
+    Disable,
+    CpuOnline,
+    CpuOffline,
+    Init,
+    Exit,
+    Timer,
+}
+
+const HOOKS: [&str; 23] = [
+    "select_cpu",
+    "enqueue",
+    "dequeue",
+    "dispatch",
+    "tick",
+    "runnable",
+    "running",
+    "stopping",
+    "quiescent",
+    "yield_",
+    "core_sched_before",
+    "set_weight",
+    "set_cpumask",
+    "update_idle",
+    "init_task",
+    "exit_task",
+    "enable",
+    "disable",
+    "cpu_online",
+    "cpu_offline",
+    "init",
+    "exit",
+    "timer",
+];
+
+/// The kernel's name of a hook, as in the class's messages.
+fn op_name(h: H) -> String {
+    match h {
+        H::Yield => "ops.yield".into(),
+        H::Timer => "timer callback".into(),
+        _ => format!("ops.{}", HOOKS[h as usize]),
+    }
+}
+
+fn secs(ns: u64) -> String {
+    format!("{}.{:06}", ns / 1_000_000_000, (ns % 1_000_000_000) / 1000)
+}
+
+/// Zero-sized policy with every hook at its default: what a hook the
+/// Python class does not override runs.
+struct Defaults;
+
+impl ExtOps for Defaults {
+    type Task = Slot;
+    fn name(&self) -> &str {
+        ""
+    }
+}
+
+/// A Python policy object as an `ExtOps` policy.
+pub struct PyPolicy {
+    name: String,
+    flags: u64,
+    timeout_ms: u32,
+    dispatch_max_batch: u32,
+    /// Bound methods of the overridden hooks.
+    hooks: Vec<Option<Py<PyAny>>>,
+    /// A `PyCtx` no longer referenced by Python, reused for the next call.
+    spare: Option<Py<PyCtx>>,
+    /// A hook raised: the run is over, Python is not called again.
+    failed: bool,
+}
+
+/// Policy attribute `name` converted with `conv`, errors naming it.
+fn attr<'py, T>(
+    obj: &Bound<'py, PyAny>,
+    name: &str,
+    conv: impl FnOnce(&Bound<'py, PyAny>) -> PyResult<T>,
+) -> PyResult<T> {
+    let v = obj.getattr(name)?;
+    conv(&v).map_err(|e| {
+        PolicyError::new_err(format!(
+            "policy attribute {name} = {}: {}",
+            v.repr().map_or_else(|_| "?".into(), |r| r.to_string()),
+            e.value(obj.py())
+        ))
+    })
+}
+
+impl PyPolicy {
+    /// Read the policy's attributes and overridden hooks (once).
+    pub fn new(obj: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let name: String = attr(obj, "_policy_name", |v| v.extract())?;
+        let overrides: Vec<String> = attr(obj, "_overrides", |v| v.extract())?;
+        let mut hooks: Vec<Option<Py<PyAny>>> = HOOKS.iter().map(|_| None).collect();
+        for o in &overrides {
+            let i = HOOKS
+                .iter()
+                .position(|h| h == o)
+                .ok_or_else(|| PolicyError::new_err(format!("policy {name}: unknown hook {o}")))?;
+            hooks[i] = Some(obj.getattr(o.as_str())?.unbind());
+        }
+        Ok(PyPolicy {
+            flags: attr(obj, "flags", |v| v.extract::<u64>())?,
+            timeout_ms: attr(obj, "timeout_ms", |v| v.extract::<u32>())?,
+            dispatch_max_batch: attr(obj, "dispatch_max_batch", |v| v.extract::<u32>())?,
+            name,
+            hooks,
+            spare: None,
+            failed: false,
+        })
+    }
+
+    fn has(&self, h: H) -> bool {
+        !self.failed && self.hooks[h as usize].is_some()
+    }
+
+    /// Call hook `h` (overridden, not failed) with the ctx made from `ctx`;
+    /// `f` gets the bound method and the ctx object, calls it and converts
+    /// the result. `task`/`cpu` name what the hook runs for in an error.
+    fn call<R>(
+        &mut self,
+        ctx: &mut Ctx<'_, Slot>,
+        h: H,
+        task: Option<TaskId>,
+        f: impl for<'py> FnOnce(&Bound<'py, PyAny>, Bound<'py, PyAny>) -> PyResult<R>,
+    ) -> Option<R> {
+        Python::attach(|py| {
+            let method = self.hooks[h as usize].as_ref()?.clone_ref(py);
+            let pctx = match self.spare.take() {
+                Some(c) => c,
+                None => match Py::new(py, PyCtx::default()) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        self.fail(py, ctx, h, task, e);
+                        return None;
+                    }
+                },
+            };
+            {
+                let c = pctx.borrow(py);
+                c.ptr.set(ptr::from_mut(ctx).cast::<RawCtx>());
+                c.hook.set(h as usize);
+            }
+            let r = f(method.bind(py), pctx.bind(py).clone().into_any());
+            {
+                let c = pctx.borrow(py);
+                c.ptr.set(ptr::null_mut());
+                c.at.set(ctx.now());
+            }
+            // Reuse the object only if Python kept no reference to it.
+            // SAFETY: reading the reference count of a live object.
+            if unsafe { pyo3::ffi::Py_REFCNT(pctx.as_ptr()) } == 1 {
+                self.spare = Some(pctx);
+            }
+            match r {
+                Ok(v) => Some(v),
+                Err(e) => {
+                    self.fail(py, ctx, h, task, e);
+                    None
+                }
+            }
+        })
+    }
+
+    /// End the run with the hook's exception and traceback.
+    fn fail(
+        &mut self,
+        py: Python<'_>,
+        ctx: &mut Ctx<'_, Slot>,
+        h: H,
+        task: Option<TaskId>,
+        e: PyErr,
+    ) {
+        self.failed = true;
+        let what = match task.and_then(|t| ctx.task(t)) {
+            Some(t) => format!("for task \"{}\" (pid {})", t.name, t.pid),
+            None => format!("on CPU {}", ctx.this_cpu()),
+        };
+        let tb = format_exception(py, &e);
+        ctx.fail_run(format!(
+            "{} of policy \"{}\" {what} at {} s raised:\n{}",
+            op_name(h),
+            self.name,
+            secs(ctx.now()),
+            tb.trim_end()
+        ));
+    }
+}
+
+/// `traceback.format_exception(e)` joined, or the exception's text.
+fn format_exception(py: Python<'_>, e: &PyErr) -> String {
+    let r = (|| -> PyResult<String> {
+        let tb = py.import("traceback")?;
+        let lines = tb.call_method1(
+            "format_exception",
+            (e.get_type(py), e.value(py), e.traceback(py)),
+        )?;
+        let parts: Vec<String> = lines.extract()?;
+        Ok(parts.concat())
+    })();
+    r.unwrap_or_else(|_| e.to_string())
+}
+
+/// Convert Python ints to a CPU mask.
+fn cpuset(cpus: &[usize]) -> PyResult<CpuSet> {
+    let mut s = CpuSet::empty();
+    for &c in cpus {
+        if c >= MAX_CPUS {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "CPU {c} is out of range (at most {MAX_CPUS} CPUs)"
+            )));
+        }
+        s.insert(c);
+    }
+    Ok(s)
+}
+
+fn cpulist(s: &CpuSet) -> Vec<usize> {
+    s.iter().collect()
+}
+
+/// `init`/`init_task` results: None (ok) or a str (the error).
+fn init_result(r: Option<Option<String>>) -> Result<(), String> {
+    match r {
+        Some(Some(e)) => Err(e),
+        _ => Ok(()),
+    }
+}
+
+impl ExtOps for PyPolicy {
+    type Task = Slot;
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn flags(&self) -> u64 {
+        self.flags
+    }
+
+    fn timeout_ms(&self) -> u32 {
+        self.timeout_ms
+    }
+
+    fn dispatch_max_batch(&self) -> u32 {
+        self.dispatch_max_batch
+    }
+
+    fn select_cpu(
+        &mut self,
+        ctx: &mut Ctx<'_, Slot>,
+        p: TaskId,
+        prev_cpu: CpuId,
+        wake_flags: u64,
+    ) -> CpuId {
+        if !self.has(H::SelectCpu) {
+            return Defaults.select_cpu(ctx, p, prev_cpu, wake_flags);
+        }
+        self.call(ctx, H::SelectCpu, Some(p), |m, c| {
+            m.call1((c, p, prev_cpu, wake_flags))?.extract::<usize>()
+        })
+        .unwrap_or(prev_cpu)
+    }
+
+    fn enqueue(&mut self, ctx: &mut Ctx<'_, Slot>, p: TaskId, enq_flags: u64) {
+        if !self.has(H::Enqueue) {
+            return Defaults.enqueue(ctx, p, enq_flags);
+        }
+        self.call(ctx, H::Enqueue, Some(p), |m, c| {
+            m.call1((c, p, enq_flags)).map(drop)
+        });
+    }
+
+    fn dequeue(&mut self, ctx: &mut Ctx<'_, Slot>, p: TaskId, deq_flags: u64) {
+        if self.has(H::Dequeue) {
+            self.call(ctx, H::Dequeue, Some(p), |m, c| {
+                m.call1((c, p, deq_flags)).map(drop)
+            });
+        }
+    }
+
+    fn dispatch(&mut self, ctx: &mut Ctx<'_, Slot>, cpu: CpuId, prev: Option<TaskId>) {
+        if self.has(H::Dispatch) {
+            self.call(ctx, H::Dispatch, None, |m, c| {
+                m.call1((c, cpu, prev)).map(drop)
+            });
+        }
+    }
+
+    fn tick(&mut self, ctx: &mut Ctx<'_, Slot>, p: TaskId) {
+        if self.has(H::Tick) {
+            self.call(ctx, H::Tick, Some(p), |m, c| m.call1((c, p)).map(drop));
+        }
+    }
+
+    fn runnable(&mut self, ctx: &mut Ctx<'_, Slot>, p: TaskId, enq_flags: u64) {
+        if self.has(H::Runnable) {
+            self.call(ctx, H::Runnable, Some(p), |m, c| {
+                m.call1((c, p, enq_flags)).map(drop)
+            });
+        }
+    }
+
+    fn running(&mut self, ctx: &mut Ctx<'_, Slot>, p: TaskId) {
+        if self.has(H::Running) {
+            self.call(ctx, H::Running, Some(p), |m, c| m.call1((c, p)).map(drop));
+        }
+    }
+
+    fn stopping(&mut self, ctx: &mut Ctx<'_, Slot>, p: TaskId, runnable: bool) {
+        if self.has(H::Stopping) {
+            self.call(ctx, H::Stopping, Some(p), |m, c| {
+                m.call1((c, p, runnable)).map(drop)
+            });
+        }
+    }
+
+    fn quiescent(&mut self, ctx: &mut Ctx<'_, Slot>, p: TaskId, deq_flags: u64) {
+        if self.has(H::Quiescent) {
+            self.call(ctx, H::Quiescent, Some(p), |m, c| {
+                m.call1((c, p, deq_flags)).map(drop)
+            });
+        }
+    }
+
+    fn yield_(&mut self, ctx: &mut Ctx<'_, Slot>, from: TaskId, to: Option<TaskId>) -> bool {
+        if !self.has(H::Yield) {
+            return Defaults.yield_(ctx, from, to);
+        }
+        self.call(ctx, H::Yield, Some(from), |m, c| {
+            m.call1((c, from, to))?.is_truthy()
+        })
+        .unwrap_or(false)
+    }
+
+    fn core_sched_before(&mut self, ctx: &mut Ctx<'_, Slot>, a: TaskId, b: TaskId) -> bool {
+        if !self.has(H::CoreSchedBefore) {
+            return Defaults.core_sched_before(ctx, a, b);
+        }
+        self.call(ctx, H::CoreSchedBefore, Some(a), |m, c| {
+            m.call1((c, a, b))?.is_truthy()
+        })
+        .unwrap_or(false)
+    }
+
+    fn set_weight(&mut self, ctx: &mut Ctx<'_, Slot>, p: TaskId, weight: u32) {
+        if self.has(H::SetWeight) {
+            self.call(ctx, H::SetWeight, Some(p), |m, c| {
+                m.call1((c, p, weight)).map(drop)
+            });
+        }
+    }
+
+    fn set_cpumask(&mut self, ctx: &mut Ctx<'_, Slot>, p: TaskId, cpumask: CpuSet) {
+        if self.has(H::SetCpumask) {
+            let cpus = cpulist(&cpumask);
+            self.call(ctx, H::SetCpumask, Some(p), |m, c| {
+                m.call1((c, p, cpus)).map(drop)
+            });
+        }
+    }
+
+    fn update_idle(&mut self, ctx: &mut Ctx<'_, Slot>, cpu: CpuId, idle: bool) {
+        if self.has(H::UpdateIdle) {
+            self.call(ctx, H::UpdateIdle, None, |m, c| {
+                m.call1((c, cpu, idle)).map(drop)
+            });
+        }
+    }
+
+    fn has_update_idle(&self) -> bool {
+        self.hooks[H::UpdateIdle as usize].is_some()
+    }
+
+    fn init_task(&mut self, ctx: &mut Ctx<'_, Slot>, p: TaskId, fork: bool) -> Result<(), String> {
+        if !self.has(H::InitTask) {
+            return Ok(());
+        }
+        init_result(self.call(ctx, H::InitTask, Some(p), |m, c| {
+            m.call1((c, p, fork))?.extract::<Option<String>>()
+        }))
+    }
+
+    fn exit_task(&mut self, ctx: &mut Ctx<'_, Slot>, p: TaskId, cancelled: bool) {
+        if self.has(H::ExitTask) {
+            self.call(ctx, H::ExitTask, Some(p), |m, c| {
+                m.call1((c, p, cancelled)).map(drop)
+            });
+        }
+    }
+
+    fn enable(&mut self, ctx: &mut Ctx<'_, Slot>, p: TaskId) {
+        if self.has(H::Enable) {
+            self.call(ctx, H::Enable, Some(p), |m, c| m.call1((c, p)).map(drop));
+        }
+    }
+
+    fn disable(&mut self, ctx: &mut Ctx<'_, Slot>, p: TaskId) {
+        if self.has(H::Disable) {
+            self.call(ctx, H::Disable, Some(p), |m, c| m.call1((c, p)).map(drop));
+        }
+    }
+
+    fn cpu_online(&mut self, ctx: &mut Ctx<'_, Slot>, cpu: CpuId) {
+        if !self.has(H::CpuOnline) {
+            return Defaults.cpu_online(ctx, cpu);
+        }
+        self.call(ctx, H::CpuOnline, None, |m, c| m.call1((c, cpu)).map(drop));
+    }
+
+    fn cpu_offline(&mut self, ctx: &mut Ctx<'_, Slot>, cpu: CpuId) {
+        if !self.has(H::CpuOffline) {
+            return Defaults.cpu_offline(ctx, cpu);
+        }
+        self.call(ctx, H::CpuOffline, None, |m, c| m.call1((c, cpu)).map(drop));
+    }
+
+    fn init(&mut self, ctx: &mut Ctx<'_, Slot>) -> Result<(), String> {
+        if !self.has(H::Init) {
+            return Ok(());
+        }
+        init_result(self.call(ctx, H::Init, None, |m, c| {
+            m.call1((c,))?.extract::<Option<String>>()
+        }))
+    }
+
+    fn exit(&mut self, ctx: &mut Ctx<'_, Slot>, info: &ExitInfo) {
+        if self.has(H::Exit) {
+            let info = PyExitInfo::from(info);
+            self.call(ctx, H::Exit, None, |m, c| m.call1((c, info)).map(drop));
+        }
+    }
+
+    fn timer(&mut self, ctx: &mut Ctx<'_, Slot>, tag: u64) {
+        if self.has(H::Timer) {
+            self.call(ctx, H::Timer, None, |m, c| m.call1((c, tag)).map(drop));
+        }
+    }
+}
+
+/// What `ops.exit` is told (`struct scx_exit_info`).
+#[pyclass(name = "ExitInfo", module = "schedlab.ext", frozen, get_all)]
+pub struct PyExitInfo {
+    /// "unreg", "unreg_bpf", "error_bpf", "error" or "error_stall".
+    kind: &'static str,
+    exit_code: i64,
+    reason: String,
+    msg: String,
+}
+
+impl From<&ExitInfo> for PyExitInfo {
+    fn from(i: &ExitInfo) -> Self {
+        PyExitInfo {
+            kind: match i.kind {
+                ExitKind::Unreg => "unreg",
+                ExitKind::UnregBpf => "unreg_bpf",
+                ExitKind::ErrorBpf => "error_bpf",
+                ExitKind::Error => "error",
+                ExitKind::ErrorStall => "error_stall",
+            },
+            exit_code: i.exit_code,
+            reason: i.reason.clone(),
+            msg: i.msg.clone(),
+        }
+    }
+}
+
+/// A read-only snapshot of a task (`ctx.task(p)`).
+#[pyclass(name = "TaskView", module = "schedlab.ext", frozen, get_all)]
+pub struct PyTaskView {
+    id: usize,
+    pid: u32,
+    tgid: u32,
+    name: String,
+    nice: i32,
+    weight: u32,
+    cpumask: Vec<usize>,
+    slice: u64,
+    dsq_vtime: u64,
+    /// "SCHED_OTHER", ..., "SCHED_EXT".
+    policy: &'static str,
+    cpu: usize,
+    running: bool,
+    runnable: bool,
+}
+
+#[pymethods]
+impl PyTaskView {
+    fn __repr__(&self) -> String {
+        format!(
+            "TaskView(id={}, pid={}, name={:?}, policy={}, nice={}, weight={}, cpu={})",
+            self.id, self.pid, self.name, self.policy, self.nice, self.weight, self.cpu
+        )
+    }
+}
+
+impl From<TaskView> for PyTaskView {
+    fn from(t: TaskView) -> Self {
+        PyTaskView {
+            id: t.id,
+            pid: t.pid,
+            tgid: t.tgid,
+            cpumask: cpulist(&t.cpumask),
+            name: t.name,
+            nice: t.nice,
+            weight: t.weight,
+            slice: t.slice,
+            dsq_vtime: t.dsq_vtime,
+            policy: t.policy.name(),
+            cpu: t.cpu,
+            running: t.running,
+            runnable: t.runnable,
+        }
+    }
+}
+
+/// The kfunc context of one hook call (`schedlab.ext.Ctx`): valid only
+/// while that hook runs.
+#[pyclass(name = "Ctx", module = "schedlab.ext", unsendable)]
+pub struct PyCtx {
+    ptr: Cell<*mut RawCtx>,
+    /// The hook it was made for (index into HOOKS) and when it returned.
+    hook: Cell<usize>,
+    at: Cell<u64>,
+}
+
+impl Default for PyCtx {
+    fn default() -> Self {
+        PyCtx {
+            ptr: Cell::new(ptr::null_mut()),
+            hook: Cell::new(0),
+            at: Cell::new(0),
+        }
+    }
+}
+
+impl PyCtx {
+    /// Run `f` on the live `Ctx`, or raise if the hook has returned.
+    fn with<R>(&self, f: impl FnOnce(&mut RawCtx) -> R) -> PyResult<R> {
+        let p = self.ptr.get();
+        if p.is_null() {
+            return Err(PolicyError::new_err(format!(
+                "stale ctx: this ctx was passed to ops.{} and is valid only until that call returned (at {} s); use the ctx each hook receives, don't keep it",
+                HOOKS[self.hook.get()],
+                secs(self.at.get())
+            )));
+        }
+        // SAFETY: `ptr` is set by `PyPolicy::call` to the hook's `Ctx`,
+        // which outlives the Python call, and cleared before the hook
+        // returns. The `Ctx` is not otherwise used during the call, and no
+        // method below runs Python code while holding it, so this is the
+        // only live reference.
+        Ok(f(unsafe { &mut *p }))
+    }
+}
+
+#[pymethods]
+impl PyCtx {
+    /// Whether the hook this ctx was passed to is still running.
+    #[getter]
+    fn valid(&self) -> bool {
+        !self.ptr.get().is_null()
+    }
+
+    // --- time, CPUs -----------------------------------------------------
+
+    /// Simulated time, ns.
+    fn now(&self) -> PyResult<u64> {
+        self.with(|c| c.now())
+    }
+
+    /// The CPU the hook runs on.
+    fn this_cpu(&self) -> PyResult<usize> {
+        self.with(|c| c.this_cpu())
+    }
+
+    fn nr_cpus(&self) -> PyResult<usize> {
+        self.with(|c| c.nr_cpus())
+    }
+
+    fn cpu_online(&self, cpu: usize) -> PyResult<bool> {
+        self.with(|c| c.cpu_online(cpu))
+    }
+
+    fn cpu_curr(&self, cpu: usize) -> PyResult<Option<usize>> {
+        self.with(|c| c.cpu_curr(cpu))
+    }
+
+    fn cpu_is_idle(&self, cpu: usize) -> PyResult<bool> {
+        self.with(|c| c.cpu_is_idle(cpu))
+    }
+
+    // --- tasks ------------------------------------------------------------
+
+    fn task(&self, p: usize) -> PyResult<Option<PyTaskView>> {
+        self.with(|c| c.task(p).map(PyTaskView::from))
+    }
+
+    /// The policy's storage of task `p`: a `types.SimpleNamespace` made on
+    /// first use (the same object every time).
+    fn task_data(&self, py: Python<'_>, p: usize) -> PyResult<Py<PyAny>> {
+        if let Some(v) = self.with(|c| c.task_data(p).as_ref().map(|o| o.clone_ref(py)))? {
+            return Ok(v);
+        }
+        // Made outside `with`: constructing it runs no policy code, but
+        // keep Python out of the borrowed Ctx on principle.
+        let ns = py
+            .import("types")?
+            .getattr("SimpleNamespace")?
+            .call0()?
+            .unbind();
+        let out = ns.clone_ref(py);
+        self.with(|c| *c.task_data(p) = Some(ns))?;
+        Ok(out)
+    }
+
+    fn task_slice(&self, p: usize) -> PyResult<u64> {
+        self.with(|c| c.task_slice(p))
+    }
+
+    fn set_slice(&self, p: usize, slice: u64) -> PyResult<()> {
+        self.with(|c| c.set_slice(p, slice))
+    }
+
+    fn task_vtime(&self, p: usize) -> PyResult<u64> {
+        self.with(|c| c.task_vtime(p))
+    }
+
+    fn set_dsq_vtime(&self, p: usize, vtime: u64) -> PyResult<()> {
+        self.with(|c| c.set_dsq_vtime(p, vtime))
+    }
+
+    fn task_weight(&self, p: usize) -> PyResult<u32> {
+        self.with(|c| c.task_weight(p))
+    }
+
+    fn task_cpu(&self, p: usize) -> PyResult<usize> {
+        self.with(|c| c.task_cpu(p))
+    }
+
+    fn task_cpumask(&self, p: usize) -> PyResult<Vec<usize>> {
+        self.with(|c| cpulist(&c.task_cpumask(p)))
+    }
+
+    fn task_running(&self, p: usize) -> PyResult<bool> {
+        self.with(|c| c.task_running(p))
+    }
+
+    fn task_runnable_at(&self, p: usize) -> PyResult<u64> {
+        self.with(|c| c.task_runnable_at(p))
+    }
+
+    // --- DSQs ---------------------------------------------------------------
+
+    #[pyo3(signature = (p, dsq, slice, enq_flags=0))]
+    fn dsq_insert(&self, p: usize, dsq: u64, slice: u64, enq_flags: u64) -> PyResult<()> {
+        self.with(|c| c.dsq_insert(p, dsq, slice, enq_flags))
+    }
+
+    #[pyo3(signature = (p, dsq, slice, vtime, enq_flags=0))]
+    fn dsq_insert_vtime(
+        &self,
+        p: usize,
+        dsq: u64,
+        slice: u64,
+        vtime: u64,
+        enq_flags: u64,
+    ) -> PyResult<()> {
+        self.with(|c| c.dsq_insert_vtime(p, dsq, slice, vtime, enq_flags))
+    }
+
+    #[pyo3(signature = (p, dsq, slice, level, enq_flags=0))]
+    fn dsq_insert_prio(
+        &self,
+        p: usize,
+        dsq: u64,
+        slice: u64,
+        level: u32,
+        enq_flags: u64,
+    ) -> PyResult<()> {
+        self.with(|c| c.dsq_insert_prio(p, dsq, slice, level, enq_flags))
+    }
+
+    fn dsq_move_to_local(&self, dsq: u64) -> PyResult<bool> {
+        self.with(|c| c.dsq_move_to_local(dsq))
+    }
+
+    fn dsq_nr_queued(&self, dsq: u64) -> PyResult<Option<u32>> {
+        self.with(|c| c.dsq_nr_queued(dsq))
+    }
+
+    fn dsq_tasks(&self, dsq: u64) -> PyResult<Vec<usize>> {
+        self.with(|c| c.dsq_tasks(dsq))
+    }
+
+    fn dsq_peek(&self, dsq: u64) -> PyResult<Option<usize>> {
+        self.with(|c| c.dsq_peek(dsq))
+    }
+
+    fn create_dsq(&self, id: u64) -> PyResult<bool> {
+        self.with(|c| c.create_dsq(id))
+    }
+
+    fn create_prio_dsq(&self, id: u64, levels: u32) -> PyResult<bool> {
+        self.with(|c| c.create_prio_dsq(id, levels))
+    }
+
+    fn destroy_dsq(&self, id: u64) -> PyResult<bool> {
+        self.with(|c| c.destroy_dsq(id))
+    }
+
+    // --- CPUs: kicks and idle tracking --------------------------------------
+
+    #[pyo3(signature = (cpu, flags=0))]
+    fn kick_cpu(&self, cpu: usize, flags: u64) -> PyResult<()> {
+        self.with(|c| c.kick_cpu(cpu, flags))
+    }
+
+    fn select_cpu_dfl(
+        &self,
+        p: usize,
+        prev_cpu: usize,
+        wake_flags: u64,
+    ) -> PyResult<(usize, bool)> {
+        self.with(|c| c.select_cpu_dfl(p, prev_cpu, wake_flags))
+    }
+
+    #[pyo3(signature = (cpus, flags=0))]
+    fn pick_idle_cpu(&self, cpus: Vec<usize>, flags: u64) -> PyResult<Option<usize>> {
+        let mask = cpuset(&cpus)?;
+        self.with(|c| c.pick_idle_cpu(mask, flags))
+    }
+
+    #[pyo3(signature = (cpus, flags=0))]
+    fn pick_any_cpu(&self, cpus: Vec<usize>, flags: u64) -> PyResult<Option<usize>> {
+        let mask = cpuset(&cpus)?;
+        self.with(|c| c.pick_any_cpu(mask, flags))
+    }
+
+    fn test_and_clear_cpu_idle(&self, cpu: usize) -> PyResult<bool> {
+        self.with(|c| c.test_and_clear_cpu_idle(cpu))
+    }
+
+    fn idle_cpumask(&self) -> PyResult<Vec<usize>> {
+        self.with(|c| cpulist(&c.idle_cpumask()))
+    }
+
+    // --- timers, errors, exits ------------------------------------------------
+
+    fn timer_start(&self, at: u64, tag: u64) -> PyResult<()> {
+        self.with(|c| c.timer_start(at, tag))
+    }
+
+    fn error(&self, msg: &str) -> PyResult<()> {
+        self.with(|c| c.error(msg))
+    }
+
+    #[pyo3(signature = (code=0, msg=""))]
+    fn exit(&self, code: i64, msg: &str) -> PyResult<()> {
+        self.with(|c| c.exit(code, msg))
+    }
+
+    fn __repr__(&self) -> String {
+        if self.valid() {
+            format!("<ctx of ops.{}>", HOOKS[self.hook.get()])
+        } else {
+            format!("<stale ctx of ops.{}>", HOOKS[self.hook.get()])
+        }
+    }
+}
+
+const N: usize = EEVDF_TUNABLES.len() + EXT_TUNABLES.len();
+
+/// The tunables of a run with a Python policy: the 6.12 fair class's and
+/// the ext class's (as scx_simple's, without its own fifo/partial).
+static TUNABLES: [Tunable; N] = {
+    let mut out = [EXT_TUNABLES[0]; N];
+    let mut i = 0;
+    while i < EEVDF_TUNABLES.len() {
+        out[i] = EEVDF_TUNABLES[i];
+        i += 1;
+    }
+    let mut j = 0;
+    while j < EXT_TUNABLES.len() {
+        out[i + j] = EXT_TUNABLES[j];
+        j += 1;
+    }
+    out
+};
+
+/// What a run with a Python policy declares (tunables, `--dl-policy`);
+/// the stack is `registry::sched_ext` with the policy object.
+static PY_DEF: SchedulerDef = SchedulerDef {
+    name: "python policy",
+    description: "a schedlab.ext.Policy subclass in the ext class, below EEVDF",
+    source: "kernel/sched/ext.c v6.12; python/schedlab/ext.py",
+    version: "6.12",
+    classes: &["dl", "rt", "fair", "ext"],
+    tunables: &TUNABLES,
+    fair_policies: false,
+    dl_orders: true,
+    build: |_| Err("a Python policy is built from its object (Simulator::with_stack)".into()),
+};
+
+/// A simulator of `wl` with Python policy object `obj` in the ext class.
+pub fn simulator(
+    wl: Workload,
+    cfg: SimConfig,
+    obj: &Bound<'_, PyAny>,
+) -> PyResult<Result<Simulator, SimError>> {
+    let ops = PyPolicy::new(obj)?;
+    Ok(Simulator::with_stack(
+        wl,
+        cfg,
+        CustomStack {
+            def: &PY_DEF,
+            build: Box::new(move |ctx| registry::sched_ext(ctx, ops)),
+        },
+    ))
+}
+
+/// Register the classes.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyCtx>()?;
+    m.add_class::<PyTaskView>()?;
+    m.add_class::<PyExitInfo>()?;
+    let hooks = PyList::new(m.py(), HOOKS.iter().map(|h| PyString::new(m.py(), h)))?;
+    m.add("EXT_HOOKS", hooks)?;
+    Ok(())
+}
