@@ -11,6 +11,7 @@ from typing import List, Optional, Sequence, Tuple
 
 from . import _native
 from .api import SimResult, check, parse_duration, schedulers, simulate
+from .ext import is_policy_spec, load_policy_class, new_policy, policy_name
 from .report import compare_table, task_table
 
 PERFETTO_EXT = (".pftrace", ".perfetto-trace", ".pb")
@@ -79,7 +80,8 @@ def _parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="simulate an rt-app workload")
     r.add_argument("workload", help="rt-app JSON file")
     r.add_argument("--scheduler", default="eevdf",
-                   help="scheduler, or a comma-separated list to compare (default eevdf)")
+                   help="scheduler, or a comma-separated list to compare (default eevdf); a Python policy "
+                        "is FILE.py:ClassName, or FILE.py if it defines one schedlab.ext.Policy subclass")
     r.add_argument("--cpus", type=_positive, default=1)
     r.add_argument("--smt", type=_positive, default=1, help="hardware threads per core")
     r.add_argument("--llc", type=int, default=0, help="CPUs per last-level cache (0 = all)")
@@ -169,7 +171,7 @@ def _parser() -> argparse.ArgumentParser:
 def _trace_path(result: SimResult, path: str, fmt: Optional[str], scheduler: str, multi: bool) -> str:
     if multi:
         root, ext = os.path.splitext(path)
-        path = f"{root}.{scheduler}{ext}"
+        path = f"{root}.{scheduler.replace(':', '-')}{ext}"
     perfetto = fmt == "perfetto" or (fmt is None and path.endswith(PERFETTO_EXT))
     if perfetto:
         result.write_perfetto(path)
@@ -191,15 +193,20 @@ def _write_json(path: str, data: object) -> None:
 
 def _cmd_run(a: argparse.Namespace) -> int:
     names = [s.strip() for s in a.scheduler.split(",") if s.strip()]
+    # Policy files (FILE.py or FILE.py:Class) are loaded before any run starts.
+    policies = {n: load_policy_class(n) for n in names if is_policy_spec(n)}
     if a.duration:
         parse_duration(a.duration)  # a bad value fails before any run starts
     fairness = [x for x in (a.fairness or "").split(",") if x]
     results: List[SimResult] = []
     show = not a.quiet and sys.stderr.isatty()
-    for name in names:
-        bar = _Progress(name, show)
+    for i, name in enumerate(names):
+        sched = new_policy(policies[name], name) if name in policies else name
+        if name in policies:
+            names[i] = policy_name(sched)
+        bar = _Progress(names[i], show)
         try:
-            res = simulate(a.workload, name, a.cpus, smt=a.smt, cpus_per_llc=a.llc, hz=a.hz,
+            res = simulate(a.workload, sched, a.cpus, smt=a.smt, cpus_per_llc=a.llc, hz=a.hz,
                            duration=a.duration, seed=a.seed, set=a.set,
                            trace=bool(a.trace), fairness_tasks=fairness, progress=bar,
                            capacity=a.capacity, freq_mhz=a.freq, dl_policy=a.dl_policy,

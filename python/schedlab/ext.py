@@ -244,13 +244,18 @@ def load_policy_class(spec: str) -> Type[Policy]:
     return found[0]
 
 
-def load_policy(spec: str) -> Policy:
-    """An instance of :func:`load_policy_class` (made without arguments)."""
-    cls = load_policy_class(spec)
+def new_policy(cls: Type[Policy], spec: str = "") -> Policy:
+    """``cls()``, its failure a ConfigError naming ``spec``."""
     try:
         return cls()
-    except Exception as e:  # noqa: BLE001
-        raise _native.ConfigError(f"{spec}: {cls.__name__}() raised {type(e).__name__}: {e}") from None
+    except Exception as e:  # noqa: BLE001 - the policy's own constructor failed
+        raise _native.ConfigError(
+            f"{spec or cls.__name__}: {cls.__name__}() raised {type(e).__name__}: {e}") from None
+
+
+def load_policy(spec: str) -> Policy:
+    """An instance of :func:`load_policy_class` (made without arguments)."""
+    return new_policy(load_policy_class(spec), spec)
 
 
 def is_policy_spec(name: str) -> bool:
@@ -268,5 +273,6 @@ __all__ = [
     "is_policy_spec",
     "load_policy",
     "load_policy_class",
+    "new_policy",
     "policy_name",
 ] + [n for n in dir() if n.startswith("SCX_")]
