@@ -6,6 +6,7 @@
 //! `schedlab schedulers` and the docs all list what these tables hold.
 
 use crate::class::dl::{Dl, Edf};
+use crate::class::ext::{ExtClass, ExtOps, ExtParams};
 use crate::class::fair::hooks::{FairHooks, NoHooks};
 use crate::class::fair::tunables::{FairParams, Version, CFS_TUNABLES, EEVDF_TUNABLES};
 use crate::class::fair::Fair;
@@ -18,7 +19,7 @@ use crate::tunable::{Tunable, TunableSet};
 use crate::workload::Policy;
 
 /// Every scheduler, default first.
-pub static SCHEDULERS: &[SchedulerDef] = &[EEVDF, CFS];
+pub static SCHEDULERS: &[SchedulerDef] = &[EEVDF, CFS, policy::scx_simple::DEF];
 
 /// Every fair-class policy (`+NAME`).
 pub static FAIR_POLICIES: &[FairPolicyDef] =
@@ -80,10 +81,13 @@ fn mainline(ctx: &StackCtx, version: Version) -> Result<Stack, String> {
         Some(p) => (p.hooks)(ctx.tunables),
         None => Box::new(NoHooks),
     };
-    let fair = s.push(
-        Box::new(Fair::new(params, m, hooks)),
-        &[Policy::Other, Policy::Batch, Policy::Idle],
-    );
+    // With no sched_ext policy loaded, SCHED_EXT tasks run in the fair
+    // class (6.12 `__setscheduler_class`); 6.1 has no SCHED_EXT.
+    let fair_takes: &[Policy] = match version {
+        Version::Eevdf => &[Policy::Other, Policy::Batch, Policy::Idle, Policy::Ext],
+        Version::Cfs => &[Policy::Other, Policy::Batch, Policy::Idle],
+    };
+    let fair = s.push(Box::new(Fair::new(params, m, hooks)), fair_takes);
     s.set_fallback(fair);
     if version == Version::Eevdf {
         s.server_bandwidth = true;
@@ -104,10 +108,74 @@ fn mainline(ctx: &StackCtx, version: Version) -> Result<Stack, String> {
     Ok(s)
 }
 
+/// Linux 6.12 with sched_ext policy `ops` loaded: dl, rt, fair (EEVDF,
+/// with its fair server when RT tasks can exist), ext. The ext class takes
+/// SCHED_EXT, and SCHED_OTHER/BATCH/IDLE too unless the policy sets
+/// `SCX_OPS_SWITCH_PARTIAL` (`task_should_scx`); fair takes the rest and is
+/// the fallback when the policy is disabled (`scx_disable_workfn`).
+pub fn sched_ext<P: ExtOps + 'static>(ctx: &StackCtx, ops: P) -> Result<Stack, String> {
+    let m = ctx.m;
+    let mut s = Stack::new();
+    s.push(
+        Box::new(Dl::new(m, (ctx.dl_order.order)(ctx.tunables))),
+        &[Policy::Deadline],
+    );
+    let rt = RtParams {
+        throttling: false,
+        ..RtParams::default()
+    };
+    let rt_idx = s.push(Box::new(Rt::new(rt, m)), &[Policy::Fifo, Policy::Rr]);
+    let params = FairParams::new(Version::Eevdf, ctx.tunables, m.nr_cpus());
+    let hooks: Box<dyn FairHooks> = match ctx.fair_policy {
+        Some(p) => (p.hooks)(ctx.tunables),
+        None => Box::new(NoHooks),
+    };
+    let ext = ExtClass::new(ops, ExtParams::from_tunables(ctx.tunables), m);
+    let normal = [Policy::Other, Policy::Batch, Policy::Idle, Policy::Ext];
+    let ext_takes: Vec<Policy> = normal.into_iter().filter(|p| ext.accepts(*p)).collect();
+    let fair_takes: Vec<Policy> = normal.into_iter().filter(|p| !ext.accepts(*p)).collect();
+    let fair = s.push(Box::new(Fair::new(params, m, hooks)), &fair_takes);
+    s.push(Box::new(ext), &ext_takes);
+    s.set_fallback(fair);
+    s.server_bandwidth = true;
+    if ctx.wl.uses_rt() {
+        s.server = Some(ServerSpec {
+            served: fair,
+            over: vec![rt_idx],
+        });
+    }
+    Ok(s)
+}
+
 fn uses_custom_slice(ctx: &StackCtx) -> bool {
     ctx.wl.tasks.iter().any(|t| {
         t.attrs.dl_runtime.is_some() || t.phases.iter().any(|p| p.attrs.dl_runtime.is_some())
     })
+}
+
+/// Schedulers added at run time ([`register`]): test policies and policies
+/// from a language bridge. Never listed with the built-in ones.
+static REGISTERED: std::sync::Mutex<Vec<&'static SchedulerDef>> = std::sync::Mutex::new(Vec::new());
+
+/// Make `def` resolvable by name, like an entry of [`SCHEDULERS`] (for
+/// tests and bridges that define policies outside this crate). A name
+/// already taken is an error.
+pub fn register(def: &'static SchedulerDef) -> Result<(), String> {
+    let mut r = REGISTERED.lock().unwrap_or_else(|e| e.into_inner());
+    if SCHEDULERS
+        .iter()
+        .chain(r.iter().copied())
+        .any(|s| s.name == def.name)
+    {
+        return Err(format!("scheduler \"{}\" is already registered", def.name));
+    }
+    r.push(def);
+    Ok(())
+}
+
+fn registered(name: &str) -> Option<&'static SchedulerDef> {
+    let r = REGISTERED.lock().unwrap_or_else(|e| e.into_inner());
+    r.iter().copied().find(|s| s.name == name)
 }
 
 /// A run's scheduler, policies and tunables, resolved from names.
@@ -138,17 +206,21 @@ pub fn resolve(
         None => (scheduler, None),
         Some((b, p)) => (b, Some(p)),
     };
-    let sched = SCHEDULERS.iter().find(|s| s.name == base).ok_or_else(|| {
-        format!(
-            "unknown scheduler \"{scheduler}\"; expected one of: {}, optionally with +{}",
-            names(SCHEDULERS, |s| s.name),
-            FAIR_POLICIES
-                .iter()
-                .map(|p| p.name)
-                .collect::<Vec<_>>()
-                .join(" or +")
-        )
-    })?;
+    let sched = SCHEDULERS
+        .iter()
+        .find(|s| s.name == base)
+        .or_else(|| registered(base))
+        .ok_or_else(|| {
+            format!(
+                "unknown scheduler \"{scheduler}\"; expected one of: {}, optionally with +{}",
+                names(SCHEDULERS, |s| s.name),
+                FAIR_POLICIES
+                    .iter()
+                    .map(|p| p.name)
+                    .collect::<Vec<_>>()
+                    .join(" or +")
+            )
+        })?;
     let fair = match plus {
         None => None,
         Some(p) => {

@@ -25,6 +25,7 @@
 //! class. All hooks run at `m.now` and take no simulated time.
 
 pub mod dl;
+pub mod ext;
 pub mod fair;
 pub mod rt;
 pub mod stack;

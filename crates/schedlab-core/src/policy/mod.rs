@@ -15,4 +15,5 @@ pub mod dwcfs;
 pub mod illf;
 pub mod llf;
 pub mod pfs;
+pub mod scx_simple;
 pub mod tsf;

@@ -39,6 +39,10 @@ pub enum Policy {
     Rr,
     /// `SCHED_DEADLINE`
     Deadline,
+    /// `SCHED_EXT` (kernel value 7): scheduled by the loaded sched_ext
+    /// policy (class/ext), or by the fair class when none is loaded; takes
+    /// a nice value like SCHED_OTHER.
+    Ext,
 }
 
 impl Policy {
@@ -51,6 +55,7 @@ impl Policy {
             "SCHED_FIFO" => Policy::Fifo,
             "SCHED_RR" => Policy::Rr,
             "SCHED_DEADLINE" => Policy::Deadline,
+            "SCHED_EXT" => Policy::Ext,
             _ => return None,
         })
     }
@@ -64,7 +69,27 @@ impl Policy {
             Policy::Fifo => "SCHED_FIFO",
             Policy::Rr => "SCHED_RR",
             Policy::Deadline => "SCHED_DEADLINE",
+            Policy::Ext => "SCHED_EXT",
         }
+    }
+
+    /// The kernel's policy number (`SCHED_NORMAL` 0 ... `SCHED_EXT` 7).
+    pub fn number(self) -> u32 {
+        match self {
+            Policy::Other => 0,
+            Policy::Fifo => 1,
+            Policy::Rr => 2,
+            Policy::Batch => 3,
+            Policy::Idle => 5,
+            Policy::Deadline => 6,
+            Policy::Ext => 7,
+        }
+    }
+
+    /// Whether the priority is a nice value (SCHED_OTHER, SCHED_BATCH,
+    /// SCHED_IDLE and SCHED_EXT).
+    pub fn takes_nice(self) -> bool {
+        self.is_fair() || self == Policy::Ext
     }
 
     /// Whether the fair class schedules this policy.
@@ -82,7 +107,7 @@ impl Policy {
     pub fn split_priority(self, priority: Option<i32>) -> (i32, u32) {
         if self.is_rt() {
             (0, priority.unwrap_or(10).clamp(1, 99) as u32)
-        } else if self.is_fair() {
+        } else if self.takes_nice() {
             (priority.unwrap_or(0), 0)
         } else {
             (0, 0)

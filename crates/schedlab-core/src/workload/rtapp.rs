@@ -268,7 +268,7 @@ impl Parser<'_> {
             || {
                 self.err(
                     path,
-                    format!("unknown policy \"{s}\"; expected SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_FIFO, SCHED_RR or SCHED_DEADLINE"),
+                    format!("unknown policy \"{s}\"; expected SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_FIFO, SCHED_RR, SCHED_DEADLINE or SCHED_EXT"),
                 )
             },
             Ok,
@@ -432,7 +432,7 @@ impl Parser<'_> {
     fn check_priority(&self, a: &Attrs, default_policy: Policy, path: &str) -> R<()> {
         let policy = a.policy.unwrap_or(default_policy);
         let Some(p) = a.priority else { return Ok(()) };
-        let (lo, hi, what) = if policy.is_fair() {
+        let (lo, hi, what) = if policy.takes_nice() {
             (-20, 19, "a nice value")
         } else if policy == Policy::Deadline {
             return Ok(());
