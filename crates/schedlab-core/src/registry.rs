@@ -116,10 +116,9 @@ fn mainline(ctx: &StackCtx, version: Version) -> Result<Stack, String> {
 pub fn sched_ext<P: ExtOps + 'static>(ctx: &StackCtx, ops: P) -> Result<Stack, String> {
     let m = ctx.m;
     let mut s = Stack::new();
-    s.push(
-        Box::new(Dl::new(m, (ctx.dl_order.order)(ctx.tunables))),
-        &[Policy::Deadline],
-    );
+    let server = ctx.wl.uses_rt();
+    let dl = Dl::new(m, (ctx.dl_order.order)(ctx.tunables), server);
+    let dl_idx = s.push(Box::new(dl), &[Policy::Deadline]);
     let rt = RtParams {
         throttling: false,
         ..RtParams::default()
@@ -138,8 +137,9 @@ pub fn sched_ext<P: ExtOps + 'static>(ctx: &StackCtx, ops: P) -> Result<Stack, S
     s.push(Box::new(ext), &ext_takes);
     s.set_fallback(fair);
     s.server_bandwidth = true;
-    if ctx.wl.uses_rt() {
+    if server {
         s.server = Some(ServerSpec {
+            host: dl_idx,
             served: fair,
             over: vec![rt_idx],
         });
