@@ -12,7 +12,7 @@ from typing import List, Optional, Sequence, Tuple
 from . import _native
 from .api import SimResult, check, parse_duration, schedulers, simulate
 from .ext import is_policy_spec, load_policy_class, new_policy, policy_name
-from .report import compare_table, task_table
+from .report import compare_table, registry_markdown, task_table
 
 PERFETTO_EXT = (".pftrace", ".perfetto-trace", ".pb")
 
@@ -115,6 +115,7 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("schedulers", help="list schedulers and their tunables")
     s.add_argument("--json", action="store_true")
+    s.add_argument("--markdown", action="store_true", help="the registry as Markdown (docs/schedulers.md)")
 
     sub.add_parser("metrics", help="describe every metric field")
 
@@ -241,6 +242,9 @@ def _cmd_schedulers(a: argparse.Namespace) -> int:
     info = schedulers()
     if a.json:
         print(json.dumps(info, indent=2))
+        return 0
+    if a.markdown:
+        sys.stdout.write(registry_markdown(info))
         return 0
     for s in info["schedulers"]:
         print(f"{s['name']:<8} {s['description']}")

@@ -76,3 +76,41 @@ def compare_table(names: Sequence[str], results: List[SimResult]) -> str:
         lines.append(f"{n}: {m['context_switches_per_sec']:.0f} switches/s, "
                      f"{m['migrations']} migrations, Jain {m['jain_fairness']:.4f}")
     return "\n".join(lines)
+
+
+def _tunable_rows(tunables) -> List[str]:
+    if not tunables:
+        return ["", "No tunables.", ""]
+    rows = ["", "| tunable | default | range | unit | what it does |", "|---|---|---|---|---|"]
+    for t in tunables:
+        rng = "0/1" if t["unit"] == "bool" else f"{t['min']}..{t['max']}"
+        doc = t["doc"].replace("|", "\\|")
+        rows.append(f"| `{t['name']}` | {t['default']} | {rng} | {t['unit']} | {doc} |")
+    rows.append("")
+    return rows
+
+
+def registry_markdown(info: dict) -> str:
+    """The registry (``schedlab schedulers --json``) as the Markdown of docs/schedulers.md."""
+    out = ["# Schedulers and policies", "",
+           "Generated from the registry (crates/schedlab-core/src/registry.rs) by",
+           "`schedlab schedulers --markdown`; a test keeps this file in step with it.", ""]
+    out += ["## Schedulers (`--scheduler NAME`)", ""]
+    for s in info["schedulers"]:
+        out += [f"### {s['name']}", "", s["description"], "",
+                f"* class stack: {', '.join(s['classes'])}",
+                f"* version: {s['version']}", f"* source: {s['source']}",
+                f"* fair-class policies apply: {'yes' if s['fair_policies'] else 'no'}; "
+                f"`--dl-policy` applies: {'yes' if s['dl_orders'] else 'no'}"]
+        out += _tunable_rows(s["tunables"])
+    out += ["## Fair-class policies (`--scheduler BASE+NAME`)", ""]
+    for p in info["fair_policies"]:
+        out += [f"### +{p['name']}", "", p["description"], "", f"* source: {p['source']}"]
+        out += _tunable_rows(p["tunables"])
+    out += ["## SCHED_DEADLINE orderings (`--dl-policy NAME`)", ""]
+    for p in info["dl_orders"]:
+        out += [f"### {p['name']}", "", p["description"], "", f"* source: {p['source']}"]
+        out += _tunable_rows(p["tunables"])
+    out += ["## Engine tunables (every scheduler)"]
+    out += _tunable_rows(info["engine_tunables"])
+    return "\n".join(out).rstrip() + "\n"
