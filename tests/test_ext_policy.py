@@ -408,3 +408,8 @@ def test_example_policies_run(name):
         assert max(shares) - min(shares) <= 0.02 * max(shares)
     else:
         assert res.metrics["scheduler"] == "py:edf"
+        # no periodic job misses its deadline under EDF; under EEVDF some do
+        periodic = ("audio", "video-0", "video-1")
+        assert all(tasks[n]["deadline_misses"] == 0 for n in periodic)
+        eevdf = {t["name"]: t for t in schedlab.simulate(wl, "eevdf", 2).metrics["tasks"]}
+        assert sum(eevdf[n]["deadline_misses"] for n in periodic) > 0
