@@ -250,7 +250,10 @@ def simulate(
         "hotplug": hotplug,
     }
     # The keys are the fields of the core's SimConfig, the one definition of each option.
-    return SimResult(_native.simulate(text, source, json.dumps(config), progress, policy))
+    args = (text, source, json.dumps(config), progress)
+    if policy is None:  # (scripts/golden.py wraps the 4-argument call)
+        return SimResult(_native.simulate(*args))
+    return SimResult(_native.simulate(*args, policy=policy))
 
 
 def crsr(at_f: SimResult, at_fmax: SimResult) -> pd.Series:
