@@ -88,3 +88,31 @@ def test_compare_two_runs_and_a_trace_with_its_replay(root, tmp_path):
     r = run("compare", str(t), str(rj), "--match", "pid")
     assert r.returncode == 0 and "unmatched" not in r.stdout, r.stdout
     assert run("compare", str(t), str(w)).returncode == 2
+
+
+def test_registry_docs_are_generated_from_the_registry(root):
+    """docs/schedulers.md is `schedlab schedulers --markdown`, and every registered name is in it."""
+    p = run("schedulers", "--markdown")
+    assert p.returncode == 0, p.stderr
+    assert (root / "docs" / "schedulers.md").read_text(encoding="utf-8") == p.stdout, \
+        "docs/schedulers.md is stale: regenerate it with `schedlab schedulers --markdown`"
+    info = json.loads(run("schedulers", "--json").stdout)
+    for s in info["schedulers"]:
+        assert f"### {s['name']}\n" in p.stdout
+        assert s["classes"] and s["source"] and s["version"]
+        for t in s["tunables"]:
+            assert t["min"] <= t["default"] <= t["max"], t
+    for p_ in info["fair_policies"]:
+        assert f"### +{p_['name']}\n" in p.stdout
+
+
+def test_set_is_validated_against_the_registry(root):
+    wl = str(root / "examples" / "mixed.json")
+    p = run("run", wl, "--duration", "0.1", "--set", "illf_swap_rule=0")
+    assert p.returncode == 2 and "unknown tunable \"illf_swap_rule\"" in p.stderr
+    p = run("run", wl, "--duration", "0.1", "--dl-policy", "illf", "--set", "illf_swap_rule=0", "--quiet")
+    assert p.returncode == 0, p.stderr
+    p = run("run", wl, "--duration", "0.1", "--scheduler", "eevdf+tsf", "--set", "tsf_cost_ns=-1")
+    assert p.returncode == 2 and "out of range" in p.stderr
+    p = run("run", wl, "--duration", "0.1", "--scheduler", "eevdf+bogus")
+    assert p.returncode == 2 and "unknown fair-class policy" in p.stderr

@@ -59,16 +59,20 @@ def task_table(r: SimResult) -> str:
 
 def compare_table(names: Sequence[str], results: List[SimResult]) -> str:
     lines = ["per-task CPU share and p99 wakeup latency (µs) by scheduler"]
-    head = "task".ljust(16) + "".join(f"{n + ' share':>14}{n + ' p99':>12}" for n in names)
+    # Column widths follow the scheduler names, so long names never run together.
+    w_share = [max(12, len(n) + 7) for n in names]
+    w_p99 = [max(10, len(n) + 5) for n in names]
+    head = "task".ljust(16) + "".join(
+        f"{n + ' share':>{ws}}{n + ' p99':>{wp}}" for n, ws, wp in zip(names, w_share, w_p99))
     lines.append(head)
     tasks = [t["name"] for t in results[0].metrics["tasks"]]
     by = [{t["name"]: t for t in r.metrics["tasks"]} for r in results]
     for name in tasks:
         row = name[:15].ljust(16)
-        for b in by:
+        for b, ws, wp in zip(by, w_share, w_p99):
             t = b.get(name)
-            row += (f"{t['cpu_share']:>14.4f}{t['wakeup_latency_p99_us']:>12.1f}" if t
-                    else f"{'-':>14}{'-':>12}")
+            row += (f"{t['cpu_share']:>{ws}.4f}{t['wakeup_latency_p99_us']:>{wp}.1f}" if t
+                    else f"{'-':>{ws}}{'-':>{wp}}")
         lines.append(row)
     lines.append("")
     for n, r in zip(names, results):

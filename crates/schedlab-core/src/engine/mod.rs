@@ -291,6 +291,10 @@ impl Simulator {
             }
         }
         self.process_pending();
+        // Timers the classes armed while the first tasks started (an RT
+        // period timer, the ext watchdog) belong in the queue now, not after
+        // the first event.
+        self.queue_class_timers();
     }
 
     /// Process of a new thread of task object `def`, created on first use.
