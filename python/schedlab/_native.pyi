@@ -1,6 +1,6 @@
 """Type stubs for the native module (crates/schedlab-py)."""
 
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, List, Mapping, Optional
 
 class WorkloadError(ValueError):
     file: str
@@ -11,6 +11,7 @@ class WorkloadError(ValueError):
 
 class ConfigError(ValueError): ...
 class SimulationError(RuntimeError): ...
+class PolicyError(SimulationError): ...
 
 class RunResult:
     def metrics_json(self) -> str: ...
@@ -30,8 +31,38 @@ def simulate(
     source: str,
     config: Mapping[str, Any],
     progress: Optional[Callable[[int, Optional[int]], None]] = None,
+    policy: Optional[Any] = None,
 ) -> RunResult: ...
 
 class TraceError(ValueError): ...
 
 def import_trace(source: str, text: str, tolerant: bool) -> tuple[RunResult, list[str], int, str]: ...
+
+EXT_HOOKS: List[str]
+
+class TaskView:
+    id: int
+    pid: int
+    tgid: int
+    name: str
+    nice: int
+    weight: int
+    cpumask: List[int]
+    slice: int
+    dsq_vtime: int
+    policy: str
+    cpu: int
+    running: bool
+    runnable: bool
+
+class ExitInfo:
+    kind: str
+    exit_code: int
+    reason: str
+    msg: str
+
+class Ctx:
+    """The kfunc context of one ext hook call (valid only during it); see docs/policies.md."""
+
+    valid: bool
+    def __getattr__(self, name: str) -> Any: ...
