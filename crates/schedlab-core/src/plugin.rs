@@ -32,6 +32,9 @@ pub struct StackCtx<'a> {
     pub dl_order: &'a DlOrderDef,
 }
 
+/// How a scheduler builds its class stack for a run.
+pub type BuildFn = fn(&StackCtx) -> Result<Stack, String>;
+
 /// A whole scheduler.
 #[derive(Serialize)]
 pub struct SchedulerDef {
@@ -53,7 +56,7 @@ pub struct SchedulerDef {
     pub dl_orders: bool,
     /// Build the class stack for a run.
     #[serde(skip)]
-    pub build: fn(&StackCtx) -> Result<Stack, String>,
+    pub build: BuildFn,
 }
 
 /// Fair-class hooks, selected with `+NAME`.

@@ -153,31 +153,6 @@ fn uses_custom_slice(ctx: &StackCtx) -> bool {
     })
 }
 
-/// Schedulers added at run time ([`register`]): test policies and policies
-/// from a language bridge. Never listed with the built-in ones.
-static REGISTERED: std::sync::Mutex<Vec<&'static SchedulerDef>> = std::sync::Mutex::new(Vec::new());
-
-/// Make `def` resolvable by name, like an entry of [`SCHEDULERS`] (for
-/// tests and bridges that define policies outside this crate). A name
-/// already taken is an error.
-pub fn register(def: &'static SchedulerDef) -> Result<(), String> {
-    let mut r = REGISTERED.lock().unwrap_or_else(|e| e.into_inner());
-    if SCHEDULERS
-        .iter()
-        .chain(r.iter().copied())
-        .any(|s| s.name == def.name)
-    {
-        return Err(format!("scheduler \"{}\" is already registered", def.name));
-    }
-    r.push(def);
-    Ok(())
-}
-
-fn registered(name: &str) -> Option<&'static SchedulerDef> {
-    let r = REGISTERED.lock().unwrap_or_else(|e| e.into_inner());
-    r.iter().copied().find(|s| s.name == name)
-}
-
 /// A run's scheduler, policies and tunables, resolved from names.
 pub struct Resolved {
     /// The scheduler.
@@ -206,21 +181,17 @@ pub fn resolve(
         None => (scheduler, None),
         Some((b, p)) => (b, Some(p)),
     };
-    let sched = SCHEDULERS
-        .iter()
-        .find(|s| s.name == base)
-        .or_else(|| registered(base))
-        .ok_or_else(|| {
-            format!(
-                "unknown scheduler \"{scheduler}\"; expected one of: {}, optionally with +{}",
-                names(SCHEDULERS, |s| s.name),
-                FAIR_POLICIES
-                    .iter()
-                    .map(|p| p.name)
-                    .collect::<Vec<_>>()
-                    .join(" or +")
-            )
-        })?;
+    let sched = SCHEDULERS.iter().find(|s| s.name == base).ok_or_else(|| {
+        format!(
+            "unknown scheduler \"{scheduler}\"; expected one of: {}, optionally with +{}",
+            names(SCHEDULERS, |s| s.name),
+            FAIR_POLICIES
+                .iter()
+                .map(|p| p.name)
+                .collect::<Vec<_>>()
+                .join(" or +")
+        )
+    })?;
     let fair = match plus {
         None => None,
         Some(p) => {

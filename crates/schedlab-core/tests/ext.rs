@@ -4,13 +4,16 @@
 //! error and never a panic.
 
 mod common;
-use common::{run, task};
+use common::task;
 use schedlab_core::class::ext::*;
 use schedlab_core::config::SimConfig;
 use schedlab_core::cpuset::CpuId;
-use schedlab_core::plugin::SchedulerDef;
-use schedlab_core::registry::{register, sched_ext};
+use schedlab_core::engine::{CustomStack, SimError, Simulator};
+use schedlab_core::metrics::RunResult;
+use schedlab_core::plugin::BuildFn;
+use schedlab_core::registry::sched_ext;
 use schedlab_core::task::TaskId;
+use schedlab_core::workload::Workload;
 
 fn cfg(sched: &str, cpus: usize, set: &[(&str, i64)]) -> SimConfig {
     SimConfig {
@@ -21,30 +24,52 @@ fn cfg(sched: &str, cpus: usize, set: &[(&str, i64)]) -> SimConfig {
     }
 }
 
-fn sim_err(text: &str, c: SimConfig) -> String {
-    match schedlab_core::simulate("test", text, c) {
-        Ok(_) => panic!("the run should fail"),
-        Err(e) => e.to_string(),
+/// The stack builder of each test policy, by the name the tests use (runs
+/// go through `Simulator::with_stack`; the registry holds only real
+/// schedulers).
+fn test_policy(name: &str) -> Option<BuildFn> {
+    Some(match name {
+        "ext_defaults" => |c| sched_ext(c, <Nothing>::default()),
+        "broken_missing" => |c| sched_ext(c, <MissingDsq>::default()),
+        "broken_vtime" => |c| sched_ext(c, <VtimeGlobal>::default()),
+        "broken_twice" => |c| sched_ext(c, <TwiceDirect>::default()),
+        "broken_dispatch" => |c| sched_ext(c, <Custody>::default()),
+        "broken_stale" => |c| sched_ext(c, <StaleDispatch>::default()),
+        "broken_local_on" => |c| sched_ext(c, <LocalOnWrong>::default()),
+        "broken_loser" => |c| sched_ext(c, <Loser>::default()),
+        "broken_cpu" => |c| sched_ext(c, <BadCpu>::default()),
+        "broken_stall" => |c| sched_ext(c, <NeverDispatch>::default()),
+        "preempt_on_wake" => |c| sched_ext(c, <PreemptOnWake>::default()),
+        "kick_on_wake" => |c| sched_ext(c, <KickOnWake>::default()),
+        "bitmap" => |c| sched_ext(c, <Bitmap>::default()),
+        _ => return None,
+    })
+}
+
+/// Simulate `text` under `cfg`, with a test policy's stack if it names one.
+fn simulate(text: &str, cfg: SimConfig) -> Result<RunResult, SimError> {
+    let wl = Workload::from_rtapp("test", text)?;
+    match test_policy(&cfg.scheduler) {
+        None => Simulator::new(wl, cfg)?.run(),
+        Some(build) => {
+            let custom = CustomStack {
+                def: &schedlab_core::policy::scx_simple::DEF,
+                build: Box::new(build),
+            };
+            Simulator::with_stack(wl, cfg, custom)?.run()
+        }
     }
 }
 
-/// A test scheduler `name` running policy `P::default()`.
-macro_rules! def {
-    ($name:expr, $p:ty) => {{
-        static D: SchedulerDef = SchedulerDef {
-            name: $name,
-            description: "test policy",
-            source: "tests/ext.rs",
-            version: "6.12",
-            classes: &["dl", "rt", "fair", "ext"],
-            tunables: schedlab_core::policy::scx_simple::DEF.tunables,
-            fair_policies: true,
-            dl_orders: true,
-            build: |ctx| sched_ext(ctx, <$p>::default()),
-        };
-        let _ = register(&D);
-        $name
-    }};
+fn run(text: &str, cfg: SimConfig) -> RunResult {
+    simulate(text, cfg).expect("simulation runs")
+}
+
+fn sim_err(text: &str, c: SimConfig) -> String {
+    match simulate(text, c) {
+        Ok(_) => panic!("the run should fail"),
+        Err(e) => e.to_string(),
+    }
 }
 
 fn hogs_wl(secs: u64, tasks: &[(&str, i32)]) -> String {
@@ -73,7 +98,7 @@ impl ExtOps for Nothing {
 /// it equally, whatever their nice values (the default ignores weights).
 #[test]
 fn defaults_schedule_through_the_global_dsq() {
-    let s = def!("ext_defaults", Nothing);
+    let s = "ext_defaults";
     let r = run(
         &hogs_wl(6, &[("a", 0), ("b", 0), ("c", 10)]),
         cfg(s, 1, &[]),
@@ -92,7 +117,7 @@ fn defaults_schedule_through_the_global_dsq() {
 /// to it, so two hogs on two CPUs each own one.
 #[test]
 fn default_select_cpu_uses_idle_cpus() {
-    let s = def!("ext_defaults", Nothing);
+    let s = "ext_defaults";
     let r = run(&hogs_wl(2, &[("a", 0), ("b", 0)]), cfg(s, 2, &[]));
     assert!(task(&r, "a").cpu_share > 0.99);
     assert!(task(&r, "b").cpu_share > 0.99);
@@ -102,7 +127,7 @@ fn default_select_cpu_uses_idle_cpus() {
 /// Sleepers and hogs mixed under the defaults: everybody progresses.
 #[test]
 fn defaults_handle_wakeups() {
-    let s = def!("ext_defaults", Nothing);
+    let s = "ext_defaults";
     let wl = r#"{"global": {"duration": 3}, "tasks": {
         "hog": {"instance": 3, "run": 1000000},
         "tick": {"run": 1000, "sleep": 9000}}}"#;
@@ -227,7 +252,7 @@ impl ExtOps for MissingDsq {
 
 #[test]
 fn insert_into_missing_dsq_is_a_named_error() {
-    let s = def!("broken_missing", MissingDsq);
+    let s = "broken_missing";
     let e = sim_err(ONE, cfg(s, 1, &[]));
     assert_eq!(
         e,
@@ -249,7 +274,7 @@ impl ExtOps for VtimeGlobal {
 
 #[test]
 fn vtime_insert_into_builtin_dsq_is_an_error() {
-    let s = def!("broken_vtime", VtimeGlobal);
+    let s = "broken_vtime";
     let e = sim_err(ONE, cfg(s, 1, &[]));
     assert!(e.starts_with("broken_vtime: ops.enqueue on CPU 0 at 0.000000 s: task \"t\" (pid 1001) vtime insert into built-in DSQ SCX_DSQ_GLOBAL"), "{e}");
 }
@@ -272,7 +297,7 @@ impl ExtOps for TwiceDirect {
 
 #[test]
 fn inserting_twice_in_enqueue_is_an_error() {
-    let s = def!("broken_twice", TwiceDirect);
+    let s = "broken_twice";
     let e = sim_err(ONE, cfg(s, 2, &[]));
     assert!(e.contains("ops.enqueue on CPU 0 at 0.000000 s: task \"t\" (pid 1001) was inserted twice in one ops.enqueue"), "{e}");
 }
@@ -305,7 +330,7 @@ impl ExtOps for Custody {
 
 #[test]
 fn dispatching_twice_is_an_error() {
-    let s = def!("broken_dispatch", Custody);
+    let s = "broken_dispatch";
     let e = sim_err(ONE, cfg(s, 1, &[]));
     assert!(e.contains("broken_dispatch: ops.dispatch on CPU 0 at 0.000000 s: task \"t\" (pid 1001) was inserted twice in one ops.dispatch"), "{e}");
 }
@@ -333,7 +358,7 @@ impl ExtOps for StaleDispatch {
 
 #[test]
 fn dispatching_a_task_not_in_custody_is_an_error() {
-    let s = def!("broken_stale", StaleDispatch);
+    let s = "broken_stale";
     // Two hogs on one CPU: the second one waits in the global DSQ when the
     // first one's slice ends... but the global DSQ is consumed before
     // dispatch, so make the hogs sleep briefly to empty it.
@@ -362,7 +387,7 @@ impl ExtOps for LocalOnWrong {
 
 #[test]
 fn local_on_outside_affinity_is_an_error() {
-    let s = def!("broken_local_on", LocalOnWrong);
+    let s = "broken_local_on";
     let e = sim_err(ONE, cfg(s, 2, &[]));
     assert_eq!(
         e,
@@ -385,7 +410,7 @@ impl ExtOps for Loser {
 
 #[test]
 fn losing_a_task_is_an_error() {
-    let s = def!("broken_loser", Loser);
+    let s = "broken_loser";
     let e = sim_err(ONE, cfg(s, 2, &[]));
     assert!(e.starts_with("broken_loser: ops.dispatch on CPU 0 at 0.000000 s: task \"t\" (pid 1001) was enqueued at 0.000000 s and is in no DSQ while every CPU goes idle"), "{e}");
 }
@@ -404,7 +429,7 @@ impl ExtOps for BadCpu {
 
 #[test]
 fn select_cpu_returning_a_missing_cpu_is_an_error() {
-    let s = def!("broken_cpu", BadCpu);
+    let s = "broken_cpu";
     let wl = r#"{"global": {"duration": 1}, "tasks": {"t": {"run": 1000000}}}"#;
     let e = sim_err(wl, cfg(s, 2, &[]));
     assert!(e.contains("ops.select_cpu on CPU 0 at 0.000000 s: task \"t\" (pid 1001) was placed on CPU 99, which does not exist"), "{e}");
@@ -434,7 +459,7 @@ const JOB: &str = r#"{"global": {"duration": 60}, "tasks": {"job": {"loop": 1, "
 
 #[test]
 fn watchdog_stops_the_run_on_a_stall() {
-    let s = def!("broken_stall", NeverDispatch);
+    let s = "broken_stall";
     let e = sim_err(JOB, cfg(s, 1, &[("ext_timeout_ms", 1000)]));
     // Checked every timeout/2: the first check past 1 s is at 1.5 s.
     assert_eq!(
@@ -451,7 +476,7 @@ fn watchdog_stops_the_run_on_a_stall() {
 
 #[test]
 fn watchdog_fallback_hands_tasks_to_fair() {
-    let s = def!("broken_stall", NeverDispatch);
+    let s = "broken_stall";
     let r = run(
         JOB,
         cfg(s, 1, &[("ext_timeout_ms", 1000), ("ext_on_error", 1)]),
@@ -471,7 +496,7 @@ fn watchdog_fallback_hands_tasks_to_fair() {
 
 #[test]
 fn policy_errors_fall_back_to_fair_when_asked() {
-    let s = def!("broken_missing", MissingDsq);
+    let s = "broken_missing";
     let r = run(ONE, cfg(s, 1, &[("ext_on_error", 1)]));
     assert!(task(&r, "t").cpu_share > 0.99);
     assert!(r
@@ -527,12 +552,9 @@ const TICKER: &str = r#"{"global": {"duration": 2}, "tasks": {
 /// waking task waits for the hog's 20 ms slice; with either it runs at once.
 #[test]
 fn wakeup_preemption_only_through_enq_preempt_and_kicks() {
-    let r = run(TICKER, cfg(def!("ext_defaults", Nothing), 1, &[]));
+    let r = run(TICKER, cfg("ext_defaults", 1, &[]));
     assert!(task(&r, "tick").wakeup_latency_max_us > 5_000.0);
-    for s in [
-        def!("preempt_on_wake", PreemptOnWake),
-        def!("kick_on_wake", KickOnWake),
-    ] {
+    for s in ["preempt_on_wake", "kick_on_wake"] {
         let r = run(TICKER, cfg(s, 1, &[]));
         let t = task(&r, "tick");
         assert_eq!(t.wakeup_latency_max_us, 0.0, "{s}");
@@ -576,7 +598,7 @@ impl ExtOps for Bitmap {
 
 #[test]
 fn priority_bitmap_dsq_runs_the_best_level() {
-    let s = def!("bitmap", Bitmap);
+    let s = "bitmap";
     let r = run(
         &hogs_wl(2, &[("lo", 5), ("hi", -5), ("mid", 0)]),
         cfg(s, 1, &[]),

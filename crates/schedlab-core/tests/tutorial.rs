@@ -2,32 +2,47 @@
 //! compile against the ext API and do what the tutorial says.
 
 mod common;
-use common::{run, task};
+use common::task;
 use schedlab_core::config::SimConfig;
-use schedlab_core::plugin::SchedulerDef;
-use schedlab_core::registry::{register, sched_ext};
+use schedlab_core::engine::{CustomStack, SimError, Simulator};
+use schedlab_core::metrics::RunResult;
+use schedlab_core::plugin::BuildFn;
+use schedlab_core::registry::sched_ext;
+use schedlab_core::workload::Workload;
 
 #[path = "../../../examples/policies/edf.rs"]
 mod edf;
 #[path = "../../../examples/policies/rr.rs"]
 mod rr;
 
-macro_rules! def {
-    ($name:expr, $p:ty) => {{
-        static D: SchedulerDef = SchedulerDef {
-            name: $name,
-            description: "tutorial policy",
-            source: "examples/policies",
-            version: "6.12",
-            classes: &["dl", "rt", "fair", "ext"],
-            tunables: schedlab_core::policy::scx_simple::DEF.tunables,
-            fair_policies: true,
-            dl_orders: true,
-            build: |ctx| sched_ext(ctx, <$p>::default()),
-        };
-        let _ = register(&D);
-        $name
-    }};
+/// The stack builder of each test policy, by the name the tests use (runs
+/// go through `Simulator::with_stack`; the registry holds only real
+/// schedulers).
+fn test_policy(name: &str) -> Option<BuildFn> {
+    Some(match name {
+        "tutorial_edf" => |c| sched_ext(c, <edf::Edf>::default()),
+        "tutorial_rr" => |c| sched_ext(c, <rr::RoundRobin>::default()),
+        _ => return None,
+    })
+}
+
+/// Simulate `text` under `cfg`, with a test policy's stack if it names one.
+fn simulate(text: &str, cfg: SimConfig) -> Result<RunResult, SimError> {
+    let wl = Workload::from_rtapp("test", text)?;
+    match test_policy(&cfg.scheduler) {
+        None => Simulator::new(wl, cfg)?.run(),
+        Some(build) => {
+            let custom = CustomStack {
+                def: &schedlab_core::policy::scx_simple::DEF,
+                build: Box::new(build),
+            };
+            Simulator::with_stack(wl, cfg, custom)?.run()
+        }
+    }
+}
+
+fn run(text: &str, cfg: SimConfig) -> RunResult {
+    simulate(text, cfg).expect("simulation runs")
 }
 
 fn cfg(sched: &str, cpus: usize) -> SimConfig {
@@ -48,7 +63,7 @@ fn edf_meets_the_deadlines_eevdf_misses() {
         "audio": {"policy": "SCHED_EXT", "run": 1000, "timer": {"ref": "unique", "period": 5000}},
         "video": {"policy": "SCHED_EXT", "run": 4000, "timer": {"ref": "unique", "period": 10000}},
         "hog": {"policy": "SCHED_EXT", "instance": 2, "run": 1000000}}}"#;
-    let r = run(wl, cfg(def!("tutorial_edf", edf::Edf), 1));
+    let r = run(wl, cfg("tutorial_edf", 1));
     for name in ["audio", "video"] {
         let t = task(&r, name);
         assert_eq!(t.missed_activations, 0, "{name}: {t:?}");
@@ -71,7 +86,7 @@ fn round_robin_ignores_nice() {
         "a": {"policy": "SCHED_EXT", "priority": -10, "run": 1000000},
         "b": {"policy": "SCHED_EXT", "priority": 0, "run": 1000000},
         "c": {"policy": "SCHED_EXT", "priority": 10, "run": 1000000}}}"#;
-    let r = run(wl, cfg(def!("tutorial_rr", rr::RoundRobin), 1));
+    let r = run(wl, cfg("tutorial_rr", 1));
     for name in ["a", "b", "c"] {
         let s = task(&r, name).cpu_share;
         assert!((s - 1.0 / 3.0).abs() < 0.01, "{name}: {s}");
