@@ -29,19 +29,19 @@ fn cfg(sched: &str, cpus: usize, set: &[(&str, i64)]) -> SimConfig {
 /// schedulers).
 fn test_policy(name: &str) -> Option<BuildFn> {
     Some(match name {
-        "ext_defaults" => |c| sched_ext(c, <Nothing>::default()),
-        "broken_missing" => |c| sched_ext(c, <MissingDsq>::default()),
-        "broken_vtime" => |c| sched_ext(c, <VtimeGlobal>::default()),
-        "broken_twice" => |c| sched_ext(c, <TwiceDirect>::default()),
-        "broken_dispatch" => |c| sched_ext(c, <Custody>::default()),
-        "broken_stale" => |c| sched_ext(c, <StaleDispatch>::default()),
-        "broken_local_on" => |c| sched_ext(c, <LocalOnWrong>::default()),
-        "broken_loser" => |c| sched_ext(c, <Loser>::default()),
-        "broken_cpu" => |c| sched_ext(c, <BadCpu>::default()),
-        "broken_stall" => |c| sched_ext(c, <NeverDispatch>::default()),
-        "preempt_on_wake" => |c| sched_ext(c, <PreemptOnWake>::default()),
-        "kick_on_wake" => |c| sched_ext(c, <KickOnWake>::default()),
-        "bitmap" => |c| sched_ext(c, <Bitmap>::default()),
+        "ext_defaults" => |c| sched_ext(c, Nothing),
+        "broken_missing" => |c| sched_ext(c, MissingDsq),
+        "broken_vtime" => |c| sched_ext(c, VtimeGlobal),
+        "broken_twice" => |c| sched_ext(c, TwiceDirect),
+        "broken_dispatch" => |c| sched_ext(c, Custody::default()),
+        "broken_stale" => |c| sched_ext(c, StaleDispatch::default()),
+        "broken_local_on" => |c| sched_ext(c, LocalOnWrong),
+        "broken_loser" => |c| sched_ext(c, Loser),
+        "broken_cpu" => |c| sched_ext(c, BadCpu),
+        "broken_stall" => |c| sched_ext(c, NeverDispatch),
+        "preempt_on_wake" => |c| sched_ext(c, PreemptOnWake),
+        "kick_on_wake" => |c| sched_ext(c, KickOnWake),
+        "bitmap" => |c| sched_ext(c, Bitmap),
         _ => return None,
     })
 }

@@ -20,8 +20,8 @@ mod rr;
 /// schedulers).
 fn test_policy(name: &str) -> Option<BuildFn> {
     Some(match name {
-        "tutorial_edf" => |c| sched_ext(c, <edf::Edf>::default()),
-        "tutorial_rr" => |c| sched_ext(c, <rr::RoundRobin>::default()),
+        "tutorial_edf" => |c| sched_ext(c, edf::Edf),
+        "tutorial_rr" => |c| sched_ext(c, rr::RoundRobin),
         _ => return None,
     })
 }
