@@ -523,7 +523,13 @@ impl Fair {
             d.failed += 1;
         }
         if env.mtype == Migration::Task && d.failed > d.cache_nice_tries + 2 {
-            if let Some(curr) = m.rqs[src].curr {
+            // active_load_balance_cpu_stop moves a task of the fair class
+            // (detach_one_task walks cfs_tasks): a current task of another
+            // class (RT, DL, ext) is never pushed by the fair balancer.
+            let fair_curr = m.rqs[src]
+                .curr
+                .filter(|c| self.task_se.get(*c).is_some_and(|se| self.se[*se].on_rq));
+            if let Some(curr) = fair_curr {
                 if m.tasks[curr].affinity.contains(dst) && m.request_active_balance(src, dst) {
                     m.resched(src);
                     d.failed = d.cache_nice_tries + 1;
