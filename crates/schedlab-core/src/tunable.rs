@@ -57,6 +57,34 @@ pub const fn unit_of(name: &str, max: i64) -> &'static str {
     }
 }
 
+/// The tunables of `lists`, in order, as one array (`N` must be the sum
+/// of their lengths; a mismatch fails at compile time). For schedulers
+/// whose tunables are those of their classes plus their own:
+/// `static T: [Tunable; A + B] = concat(&[LIST_A, LIST_B]);`.
+pub const fn concat<const N: usize>(lists: &[&[Tunable]]) -> [Tunable; N] {
+    const EMPTY: Tunable = Tunable {
+        name: "",
+        default: 0,
+        min: 0,
+        max: 0,
+        unit: "",
+        doc: "",
+    };
+    let mut out = [EMPTY; N];
+    let (mut n, mut l) = (0, 0);
+    while l < lists.len() {
+        let mut i = 0;
+        while i < lists[l].len() {
+            out[n] = lists[l][i];
+            n += 1;
+            i += 1;
+        }
+        l += 1;
+    }
+    assert!(n == N, "tunable::concat: N is not the total length");
+    out
+}
+
 /// Tunable values for one run, by name (ordered: output never depends on
 /// hash order).
 #[derive(Debug, Clone, Default, Serialize)]

@@ -2,7 +2,10 @@
 #![allow(dead_code)]
 
 use schedlab_core::config::SimConfig;
+use schedlab_core::engine::{CustomStack, SimError, Simulator};
 use schedlab_core::metrics::{RunResult, TaskMetrics};
+use schedlab_core::plugin::BuildFn;
+use schedlab_core::workload::Workload;
 
 pub const BOTH: [&str; 2] = ["eevdf", "cfs"];
 
@@ -39,5 +42,26 @@ pub fn with_policy(kind: &str, policy: &str) -> String {
         kind.to_string()
     } else {
         format!("{kind}+{policy}")
+    }
+}
+
+/// Simulate `text` under `cfg`; when `policies` knows `cfg.scheduler`, with
+/// that test policy's class stack (`Simulator::with_stack`: test policies
+/// are not in the registry).
+pub fn simulate_with(
+    text: &str,
+    cfg: SimConfig,
+    policies: fn(&str) -> Option<BuildFn>,
+) -> Result<RunResult, SimError> {
+    let wl = Workload::from_rtapp("test", text)?;
+    match policies(&cfg.scheduler) {
+        None => Simulator::new(wl, cfg)?.run(),
+        Some(build) => {
+            let custom = CustomStack {
+                def: &schedlab_core::policy::scx_simple::DEF,
+                build: Box::new(build),
+            };
+            Simulator::with_stack(wl, cfg, custom)?.run()
+        }
     }
 }

@@ -8,12 +8,11 @@ use common::task;
 use schedlab_core::class::ext::*;
 use schedlab_core::config::SimConfig;
 use schedlab_core::cpuset::CpuId;
-use schedlab_core::engine::{CustomStack, SimError, Simulator};
+use schedlab_core::engine::SimError;
 use schedlab_core::metrics::RunResult;
 use schedlab_core::plugin::BuildFn;
 use schedlab_core::registry::sched_ext;
 use schedlab_core::task::TaskId;
-use schedlab_core::workload::Workload;
 
 fn cfg(sched: &str, cpus: usize, set: &[(&str, i64)]) -> SimConfig {
     SimConfig {
@@ -48,17 +47,7 @@ fn test_policy(name: &str) -> Option<BuildFn> {
 
 /// Simulate `text` under `cfg`, with a test policy's stack if it names one.
 fn simulate(text: &str, cfg: SimConfig) -> Result<RunResult, SimError> {
-    let wl = Workload::from_rtapp("test", text)?;
-    match test_policy(&cfg.scheduler) {
-        None => Simulator::new(wl, cfg)?.run(),
-        Some(build) => {
-            let custom = CustomStack {
-                def: &schedlab_core::policy::scx_simple::DEF,
-                build: Box::new(build),
-            };
-            Simulator::with_stack(wl, cfg, custom)?.run()
-        }
-    }
+    common::simulate_with(text, cfg, test_policy)
 }
 
 fn run(text: &str, cfg: SimConfig) -> RunResult {

@@ -20,7 +20,7 @@
 use crate::PolicyError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
-use schedlab_core::class::ext::{Ctx, ExitInfo, ExitKind, ExtOps, TaskView, EXT_TUNABLES};
+use schedlab_core::class::ext::{Ctx, ExitInfo, ExitKind, ExtOps, Hook, TaskView, EXT_TUNABLES};
 use schedlab_core::class::fair::tunables::EEVDF_TUNABLES;
 use schedlab_core::config::SimConfig;
 use schedlab_core::cpuset::{CpuId, CpuSet, MAX_CPUS};
@@ -37,68 +37,24 @@ use std::ptr;
 type Slot = Option<Py<PyAny>>;
 type RawCtx = Ctx<'static, Slot>;
 
-/// The hooks, in `struct sched_ext_ops` order; the names are the Python
-/// method names (`yield_`: `yield` is a keyword).
-#[derive(Clone, Copy)]
-enum H {
-    SelectCpu,
-    Enqueue,
-    Dequeue,
-    Dispatch,
-    Tick,
-    Runnable,
-    Running,
-    Stopping,
-    Quiescent,
-    Yield,
-    CoreSchedBefore,
-    SetWeight,
-    SetCpumask,
-    UpdateIdle,
-    InitTask,
-    ExitTask,
-    Enable,
-    Disable,
-    CpuOnline,
-    CpuOffline,
-    Init,
-    Exit,
-    Timer,
-}
+/// The hooks, in `struct sched_ext_ops` order: the core's `Hook`, whose
+/// `method()` is the Python method name (`yield_`: `yield` is a keyword).
+type H = Hook;
 
-const HOOKS: [&str; 23] = [
-    "select_cpu",
-    "enqueue",
-    "dequeue",
-    "dispatch",
-    "tick",
-    "runnable",
-    "running",
-    "stopping",
-    "quiescent",
-    "yield_",
-    "core_sched_before",
-    "set_weight",
-    "set_cpumask",
-    "update_idle",
-    "init_task",
-    "exit_task",
-    "enable",
-    "disable",
-    "cpu_online",
-    "cpu_offline",
-    "init",
-    "exit",
-    "timer",
-];
+/// Python method names of the hooks, indexed like `Hook::OPS`.
+const HOOKS: [&str; 23] = {
+    let mut out = [""; 23];
+    let mut i = 0;
+    while i < 23 {
+        out[i] = Hook::OPS[i].method();
+        i += 1;
+    }
+    out
+};
 
 /// The kernel's name of a hook, as in the class's messages.
 fn op_name(h: H) -> String {
-    match h {
-        H::Yield => "ops.yield".into(),
-        H::Timer => "timer callback".into(),
-        _ => format!("ops.{}", HOOKS[h as usize]),
-    }
+    h.name().to_string()
 }
 
 fn secs(ns: u64) -> String {
@@ -833,20 +789,7 @@ const N: usize = EEVDF_TUNABLES.len() + EXT_TUNABLES.len();
 
 /// The tunables of a run with a Python policy: the 6.12 fair class's and
 /// the ext class's (as scx_simple's, without its own fifo/partial).
-static TUNABLES: [Tunable; N] = {
-    let mut out = [EXT_TUNABLES[0]; N];
-    let mut i = 0;
-    while i < EEVDF_TUNABLES.len() {
-        out[i] = EEVDF_TUNABLES[i];
-        i += 1;
-    }
-    let mut j = 0;
-    while j < EXT_TUNABLES.len() {
-        out[i + j] = EXT_TUNABLES[j];
-        j += 1;
-    }
-    out
-};
+static TUNABLES: [Tunable; N] = schedlab_core::tunable::concat(&[EEVDF_TUNABLES, EXT_TUNABLES]);
 
 /// What a run with a Python policy declares (tunables, `--dl-policy`);
 /// the stack is `registry::sched_ext` with the policy object.

@@ -176,25 +176,8 @@ const N: usize = EEVDF_TUNABLES.len() + EXT_TUNABLES.len() + OWN_TUNABLES.len();
 
 /// Every tunable of the scheduler: the 6.12 fair class's, the ext class's
 /// and scx_simple's.
-static TUNABLES: [Tunable; N] = {
-    let mut out = [OWN_TUNABLES[0]; N];
-    let mut i = 0;
-    while i < EEVDF_TUNABLES.len() {
-        out[i] = EEVDF_TUNABLES[i];
-        i += 1;
-    }
-    let mut j = 0;
-    while j < EXT_TUNABLES.len() {
-        out[i + j] = EXT_TUNABLES[j];
-        j += 1;
-    }
-    let mut k = 0;
-    while k < OWN_TUNABLES.len() {
-        out[i + j + k] = OWN_TUNABLES[k];
-        k += 1;
-    }
-    out
-};
+static TUNABLES: [Tunable; N] =
+    crate::tunable::concat(&[EEVDF_TUNABLES, EXT_TUNABLES, OWN_TUNABLES]);
 
 /// The registry entry.
 pub const DEF: SchedulerDef = SchedulerDef {

@@ -77,6 +77,66 @@ pub enum Hook {
 }
 
 impl Hook {
+    /// Every policy callback, in `struct sched_ext_ops` order (then the
+    /// policy timer); `Hook::Kernel` is not one.
+    pub const OPS: [Hook; 23] = [
+        Hook::SelectCpu,
+        Hook::Enqueue,
+        Hook::Dequeue,
+        Hook::Dispatch,
+        Hook::Tick,
+        Hook::Runnable,
+        Hook::Running,
+        Hook::Stopping,
+        Hook::Quiescent,
+        Hook::Yield,
+        Hook::CoreSchedBefore,
+        Hook::SetWeight,
+        Hook::SetCpumask,
+        Hook::UpdateIdle,
+        Hook::InitTask,
+        Hook::ExitTask,
+        Hook::Enable,
+        Hook::Disable,
+        Hook::CpuOnline,
+        Hook::CpuOffline,
+        Hook::Init,
+        Hook::Exit,
+        Hook::Timer,
+    ];
+
+    /// The `ExtOps` method (and Python method) implementing it:
+    /// "select_cpu", ..., "yield_" (`yield` is a keyword in both); "" for
+    /// `Hook::Kernel`.
+    pub const fn method(self) -> &'static str {
+        match self {
+            Hook::SelectCpu => "select_cpu",
+            Hook::Enqueue => "enqueue",
+            Hook::Dequeue => "dequeue",
+            Hook::Dispatch => "dispatch",
+            Hook::Tick => "tick",
+            Hook::Runnable => "runnable",
+            Hook::Running => "running",
+            Hook::Stopping => "stopping",
+            Hook::Quiescent => "quiescent",
+            Hook::Yield => "yield_",
+            Hook::CoreSchedBefore => "core_sched_before",
+            Hook::SetWeight => "set_weight",
+            Hook::SetCpumask => "set_cpumask",
+            Hook::UpdateIdle => "update_idle",
+            Hook::InitTask => "init_task",
+            Hook::ExitTask => "exit_task",
+            Hook::Enable => "enable",
+            Hook::Disable => "disable",
+            Hook::CpuOnline => "cpu_online",
+            Hook::CpuOffline => "cpu_offline",
+            Hook::Init => "init",
+            Hook::Exit => "exit",
+            Hook::Timer => "timer",
+            Hook::Kernel => "",
+        }
+    }
+
     /// "ops.dispatch", ...
     pub fn name(self) -> &'static str {
         match self {
