@@ -27,7 +27,8 @@ HASHES = ROOT / "tests" / "golden" / "hashes.json"
 
 # Schedulers whose behaviour must survive refactors unchanged (names as they were
 # when the hashes were first recorded).
-SCHEDULERS = ["eevdf", "cfs", "eevdf+pfs", "eevdf+dwcfs", "eevdf+tsf", "cfs+pfs", "cfs+dwcfs", "cfs+tsf"]
+SCHEDULERS = ["eevdf", "cfs", "eevdf+pfs", "eevdf+dwcfs", "eevdf+tsf", "cfs+pfs", "cfs+dwcfs", "cfs+tsf",
+              "scx_simple"]
 
 # A workload with every class at once: DEADLINE, FIFO/RR and fair tasks on 2 CPUs
 # (the 6.12 fair server, RT throttling in 6.1, DL push/pull).

@@ -101,6 +101,14 @@ impl Stack {
         self.class_for[slot(policy)]
     }
 
+    /// Whether the class at `idx` takes some policy (a class every policy
+    /// of which went elsewhere, like fair under a switch-all sched_ext
+    /// policy, is inactive: `next_active_class`).
+    #[inline]
+    pub fn is_active(&self, idx: usize) -> bool {
+        self.class_for.contains(&Some(idx))
+    }
+
     /// The class at `idx`.
     #[inline]
     pub fn get(&mut self, idx: usize) -> &mut dyn SchedClass {

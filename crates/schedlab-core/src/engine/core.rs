@@ -137,9 +137,14 @@ impl Simulator {
             }
         }
         if self.m.online.contains(cpu) {
-            // An offline CPU pulls nothing (engine/hotplug.rs).
+            // An offline CPU pulls nothing (engine/hotplug.rs). A class that
+            // takes no policy is skipped, as `for_balance_class_range` skips
+            // the fair class when sched_ext has switched every task
+            // (`next_active_class`, kernel/sched/sched.h 6.12).
             for c in 0..self.classes.len() {
-                self.classes.get(c).balance(&mut self.m, cpu);
+                if self.classes.is_active(c) {
+                    self.classes.get(c).balance(&mut self.m, cpu);
+                }
             }
         }
         self.apply_migrations();
