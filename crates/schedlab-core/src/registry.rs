@@ -60,9 +60,27 @@ const EDF: DlOrderDef = DlOrderDef {
     order: |_| Box::new(Edf),
 };
 
+/// The fair-class hooks a run asked for with `+NAME` (the kernel's when none).
+fn fair_hooks(ctx: &StackCtx) -> Box<dyn FairHooks> {
+    match ctx.fair_policy {
+        Some(p) => (p.hooks)(ctx.tunables),
+        None => Box::new(NoHooks),
+    }
+}
+
 /// Mainline Linux: dl, rt, fair (and idle: "no task"), with 6.12's fair
 /// server on EEVDF and 6.1's RT throttling on CFS.
 fn mainline(ctx: &StackCtx, version: Version) -> Result<Stack, String> {
+    mainline_stack(ctx, version, fair_hooks(ctx))
+}
+
+/// Mainline's stack with the fair class patched by `hooks` (for hooks made
+/// outside the registry: tests and bridges, through `Simulator::with_stack`).
+pub fn mainline_stack(
+    ctx: &StackCtx,
+    version: Version,
+    hooks: Box<dyn FairHooks>,
+) -> Result<Stack, String> {
     let m = ctx.m;
     let mut s = Stack::new();
     // Without RT tasks the fair server never activates (fair tasks
@@ -77,10 +95,6 @@ fn mainline(ctx: &StackCtx, version: Version) -> Result<Stack, String> {
     };
     let rt_idx = s.push(Box::new(Rt::new(rt, m)), &[Policy::Fifo, Policy::Rr]);
     let params = FairParams::new(version, ctx.tunables, m.nr_cpus());
-    let hooks: Box<dyn FairHooks> = match ctx.fair_policy {
-        Some(p) => (p.hooks)(ctx.tunables),
-        None => Box::new(NoHooks),
-    };
     // With no sched_ext policy loaded, SCHED_EXT tasks run in the fair
     // class (6.12 `__setscheduler_class`); 6.1 has no SCHED_EXT.
     let fair_takes: &[Policy] = match version {
@@ -125,10 +139,7 @@ pub fn sched_ext<P: ExtOps + 'static>(ctx: &StackCtx, ops: P) -> Result<Stack, S
     };
     let rt_idx = s.push(Box::new(Rt::new(rt, m)), &[Policy::Fifo, Policy::Rr]);
     let params = FairParams::new(Version::Eevdf, ctx.tunables, m.nr_cpus());
-    let hooks: Box<dyn FairHooks> = match ctx.fair_policy {
-        Some(p) => (p.hooks)(ctx.tunables),
-        None => Box::new(NoHooks),
-    };
+    let hooks = fair_hooks(ctx);
     let ext = ExtClass::new(ops, ExtParams::from_tunables(ctx.tunables), m);
     let normal = [Policy::Other, Policy::Batch, Policy::Idle, Policy::Ext];
     let ext_takes: Vec<Policy> = normal.into_iter().filter(|p| ext.accepts(*p)).collect();

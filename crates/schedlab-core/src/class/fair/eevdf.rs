@@ -247,7 +247,7 @@ impl Fair {
     }
 
     /// `pick_eevdf` (§5).
-    pub(super) fn pick_eevdf(&mut self, rq: RqId) -> Option<SeId> {
+    pub(super) fn pick_eevdf(&mut self, m: &Machine, rq: RqId) -> Option<SeId> {
         let first = self.cfs[rq].first();
         if self.cfs[rq].nr_running == 1 {
             return self.curr_on_rq(rq).or(first);
@@ -265,10 +265,11 @@ impl Fair {
         }
         // V's sums do not change during the scan: compute them once.
         let (sum, load) = self.avg_sums(rq);
-        let best = self.cfs[rq]
-            .tree
-            .iter()
-            .find(|s| sum >= self.se[*s].vruntime as i128 * load);
+        let eligible = |f: &Self, s: SeId| sum >= f.se[s].vruntime as i128 * load;
+        let mut best = self.cfs[rq].tree.iter().find(|s| eligible(self, *s));
+        if let Some(b) = best.filter(|_| self.hooks.breaks_ties()) {
+            best = Some(self.break_tie(m, rq, b, &eligible));
+        }
         let best = match (best, curr) {
             (None, c) => c,
             (Some(b), Some(c)) if self.se[c].deadline < self.se[b].deadline => Some(c),
@@ -280,7 +281,7 @@ impl Fair {
 
     /// `pick_next_entity` (6.12): the next buddy if eligible (PICK_BUDDY),
     /// else `pick_eevdf`. A delayed result is reaped by the caller.
-    pub(super) fn eevdf_pick_next_entity(&mut self, _m: &mut Machine, rq: RqId) -> Option<SeId> {
+    pub(super) fn eevdf_pick_next_entity(&mut self, m: &mut Machine, rq: RqId) -> Option<SeId> {
         if self.p.pick_buddy {
             if let Some(n) = self.cfs[rq].next {
                 if self.entity_eligible(rq, n) {
@@ -288,7 +289,31 @@ impl Fair {
                 }
             }
         }
-        self.pick_eevdf(rq)
+        self.pick_eevdf(m, rq)
+    }
+
+    /// Among the eligible entities queued after `first` with its deadline,
+    /// the one `FairHooks::pick_tie_break` prefers (task entities only).
+    fn break_tie(
+        &self,
+        m: &Machine,
+        rq: RqId,
+        first: SeId,
+        eligible: &dyn Fn(&Self, SeId) -> bool,
+    ) -> SeId {
+        let (d, mut best) = (self.se[first].deadline, first);
+        for s in self.cfs[rq].tree.iter().skip_while(|s| *s != first).skip(1) {
+            if self.se[s].deadline != d {
+                break;
+            }
+            let (Some(a), Some(b)) = (self.se[best].task, self.se[s].task) else {
+                continue;
+            };
+            if eligible(self, s) && self.hooks.pick_tie_break(m, a, b) {
+                best = s;
+            }
+        }
+        best
     }
 
     /// `yield_task_fair` tail (§9).
@@ -365,7 +390,7 @@ impl Fair {
         if self.p.preempt_short && self.do_preempt_short(rq, pse, se) {
             self.cancel_protect_slice(se);
         }
-        if self.pick_eevdf(rq) == Some(pse) {
+        if self.pick_eevdf(m, rq) == Some(pse) {
             m.resched(cpu);
         }
     }

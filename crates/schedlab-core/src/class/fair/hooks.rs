@@ -68,6 +68,22 @@ pub trait FairHooks: std::fmt::Debug {
         (vlag, vslice)
     }
 
+    /// EEVDF's pick (`pick_eevdf`): among eligible tasks whose virtual
+    /// deadlines are equal, the kernel runs the one queued first (rb-tree
+    /// order). Return true to run `b` before `a` (`a` queued first).
+    /// Called only when such a tie exists and [`Self::breaks_ties`] is
+    /// true, and only for task entities (not group entities). Default:
+    /// false (the kernel's order).
+    fn pick_tie_break(&self, _m: &Machine, _a: TaskId, _b: TaskId) -> bool {
+        false
+    }
+
+    /// Whether the policy overrides [`Self::pick_tie_break`] (the pick
+    /// then scans ties; otherwise it never does). Default: false.
+    fn breaks_ties(&self) -> bool {
+        false
+    }
+
     /// A new task `t` was forked by `parent` (`task_fork_fair`), before
     /// its first enqueue. Default: nothing.
     fn task_fork(&mut self, _m: &Machine, _t: TaskId, _parent: Option<TaskId>) {}
