@@ -32,6 +32,9 @@ pub struct Process {
     pub tgid: u32,
     /// Threads, in creation order.
     pub threads: Vec<TaskId>,
+    /// Threads not yet exited (kept by the engine at fork and exit, so
+    /// thread-count-aware weights cost O(1) to read).
+    pub live: usize,
 }
 
 /// Why a task is moved between CPUs (for statistics).

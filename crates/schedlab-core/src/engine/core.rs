@@ -533,6 +533,7 @@ impl Simulator {
         };
         let tgid = self.m.processes[proc_idx].tgid;
         self.m.processes[proc_idx].threads.push(id);
+        self.m.processes[proc_idx].live += 1;
         let group = self.group_of(def, &attrs);
         let task = Task {
             id,
@@ -667,6 +668,7 @@ impl Simulator {
         let cpu = self.m.tasks[t].cpu;
         self.m.tasks[t].state = TaskState::Dead;
         self.m.tasks[t].exited = Some(self.m.now);
+        self.m.processes[self.m.tasks[t].process].live -= 1;
         let proc_idx = self.m.tasks[t].process;
         self.reweight_process(proc_idx, None);
         self.m.trace(cpu, TraceEvent::Exit { task: t });

@@ -311,6 +311,7 @@ impl Simulator {
             name,
             tgid: self.next_pid,
             threads: vec![],
+            live: 0,
         });
         self.m.processes.len() - 1
     }

@@ -756,12 +756,8 @@ impl SchedClass for Fair {
         if policy == Policy::Idle {
             return base;
         }
-        let live = m.processes[process]
-            .threads
-            .iter()
-            .filter(|t| m.tasks[**t].exited.is_none())
-            .count();
-        self.hooks.effective_weight(base, live, m.online.count())
+        self.hooks
+            .effective_weight(base, m.processes[process].live, m.online.count())
     }
 
     fn weights_track_threads(&self) -> bool {
