@@ -116,3 +116,28 @@ def test_set_is_validated_against_the_registry(root):
     assert p.returncode == 2 and "out of range" in p.stderr
     p = run("run", wl, "--duration", "0.1", "--scheduler", "eevdf+bogus")
     assert p.returncode == 2 and "unknown fair-class policy" in p.stderr
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--seed", "-1"], "non-negative integer"),
+    (["--llc", "-1"], "non-negative integer"),
+    (["--freq", "-5"], "expected MHz"),
+    (["--scheduler", ""], "--scheduler is empty"),
+    (["--scheduler", ",,"], "--scheduler is empty"),
+    (["--trace", "/nonexistent/dir/t.txt"], "does not exist"),
+])
+def test_bad_cli_arguments_fail_before_running(root, args, words):
+    p = run("run", str(root / "examples" / "mixed.json"), "--duration", "0.1", "--quiet", *args)
+    assert p.returncode == 2, p.stderr
+    assert words in p.stderr and "Traceback" not in p.stderr
+
+
+def test_json_to_a_directory_is_refused_before_running(root, tmp_path):
+    p = run("run", str(root / "examples" / "mixed.json"), "--duration", "0.1", "--json", str(tmp_path))
+    assert p.returncode == 2 and "is a directory" in p.stderr
+
+
+def test_api_names_the_bad_run_option():
+    import schedlab
+    with pytest.raises(schedlab.ConfigError, match="run option seed: invalid value"):
+        schedlab.simulate({"global": {"duration": 1}, "tasks": {"a": {"run": 1000}}}, "eevdf", 1, seed=-1)

@@ -61,12 +61,36 @@ def _int_list(v: str) -> List[int]:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {v!r}") from None
 
 
+def _nonneg(v: str) -> int:
+    try:
+        n = int(v)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {v!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {v!r}")
+    return n
+
+
+def _writable(path: str) -> None:
+    """An output path whose directory exists and is writable, checked before a run starts."""
+    d = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(d):
+        raise _native.ConfigError(f"{path}: directory {d} does not exist")
+    if not os.access(d, os.W_OK):
+        raise _native.ConfigError(f"{path}: directory {d} is not writable")
+    if os.path.isdir(path):
+        raise _native.ConfigError(f"{path}: is a directory, expected a file name")
+
+
 def _freq_list(v: str) -> List[Tuple[int, int]]:
     out = []
     for item in (x.strip() for x in v.split(",") if x.strip()):
         cur, _, mx = item.partition("/")
         try:
-            out.append((int(cur), int(mx or cur)))
+            pair = (int(cur), int(mx or cur))
+            if pair[0] <= 0 or pair[1] <= 0:
+                raise ValueError
+            out.append(pair)
         except ValueError:
             raise argparse.ArgumentTypeError(
                 f"expected MHz or CUR/MAX MHz per CPU, comma-separated, got {item!r}") from None
@@ -84,7 +108,7 @@ def _parser() -> argparse.ArgumentParser:
                         "is FILE.py:ClassName, or FILE.py if it defines one schedlab.ext.Policy subclass")
     r.add_argument("--cpus", type=_positive, default=1)
     r.add_argument("--smt", type=_positive, default=1, help="hardware threads per core")
-    r.add_argument("--llc", type=int, default=0, help="CPUs per last-level cache (0 = all)")
+    r.add_argument("--llc", type=_nonneg, default=0, help="CPUs per last-level cache (0 = all)")
     r.add_argument("--capacity", type=_int_list, metavar="C[,C...]",
                    help="CPU capacity 1..1024, one for all CPUs or one per CPU (default 1024)")
     r.add_argument("--freq", type=_freq_list, metavar="MHZ[/MAX][,...]",
@@ -101,7 +125,7 @@ def _parser() -> argparse.ArgumentParser:
                         "see 'schedlab schedulers'")
     r.add_argument("--hz", type=_positive, default=250)
     r.add_argument("--duration", help="override global.duration: seconds or 500ms, 2s, ...")
-    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--seed", type=_nonneg, default=0)
     r.add_argument("--set", action="append", default=[], metavar="K=V", help="set a tunable")
     r.add_argument("--trace", metavar="FILE",
                    help="write a trace: .pftrace (Perfetto) or any other name (ftrace text)")
@@ -194,6 +218,11 @@ def _write_json(path: str, data: object) -> None:
 
 def _cmd_run(a: argparse.Namespace) -> int:
     names = [s.strip() for s in a.scheduler.split(",") if s.strip()]
+    if not names:
+        raise _native.ConfigError("--scheduler is empty; expected a scheduler name (see 'schedlab schedulers')")
+    for out in (a.trace, a.json):
+        if out:
+            _writable(out)
     # Policy files (FILE.py or FILE.py:Class) are loaded before any run starts.
     policies = {n: load_policy_class(n) for n in names if is_policy_spec(n)}
     if a.duration:

@@ -178,7 +178,13 @@ impl PyRunResult {
 /// The run options, sent by Python as JSON with `SimConfig`'s field names
 /// (its one definition): unknown keys and wrong types are errors.
 fn parse_config(cfg: &str) -> PyResult<SimConfig> {
-    serde_json::from_str(cfg).map_err(|e| ConfigError::new_err(format!("run options: {e}")))
+    let de = &mut serde_json::Deserializer::from_str(cfg);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        // Name the option, not a position in the JSON the API wrote.
+        let inner = e.inner().to_string();
+        let msg = inner.split(" at line ").next().unwrap_or(&inner);
+        ConfigError::new_err(format!("run option {}: {msg}", e.path()))
+    })
 }
 
 /// Simulate rt-app JSON `text` (named `source` in errors) with the options
