@@ -7,6 +7,22 @@ use serde::{Deserialize, Deserializer, Serialize};
 /// Engine tunables, valid for every scheduler.
 pub const ENGINE_TUNABLES: &[Tunable] = &[
     Tunable {
+        name: "max_threads",
+        default: 100_000,
+        min: 1,
+        max: 4_194_304,
+        unit: "",
+        doc: "threads a run may create (a fork beyond it ends the run with an error: fork loops); at most the kernel's PID_MAX_LIMIT",
+    },
+    Tunable {
+        name: "max_events_per_instant",
+        default: 1_000_000,
+        min: 1_000,
+        max: 2_000_000,
+        unit: "",
+        doc: "zero-time events the tasks may execute at one simulated instant before the run ends with an error (loops without run, sleep or timer); the maximum keeps one instant under a second, so Ctrl-C is served",
+    },
+    Tunable {
         name: "context_switch_ns",
         default: 0,
         min: 0,

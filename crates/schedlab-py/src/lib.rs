@@ -214,8 +214,17 @@ fn simulate(
     let mut limit = 0u64;
     loop {
         limit = limit.saturating_add(chunk);
-        let done = sim.run_until(limit).map_err(|e| sim_err(py, e))?;
-        py.check_signals()?;
+        // Bounded batches of events: Ctrl-C is seen within a fraction of a
+        // second even while simulated time stands still.
+        let done = loop {
+            let done = sim
+                .run_bounded(limit, 200_000)
+                .map_err(|e| sim_err(py, e))?;
+            py.check_signals()?;
+            if done || sim.next_event_time().is_none_or(|t| t > limit) {
+                break done;
+            }
+        };
         if let Some(cb) = &progress {
             cb.call1((sim.m.now, end))?;
         }

@@ -12,9 +12,6 @@ use crate::stats::Activation;
 use crate::task::{Busy, TaskId};
 use crate::workload::{Event, Policy, TimerMode};
 
-/// Zero-time steps at one instant before a task is declared stuck.
-const MAX_STEPS_AT_ONE_TIME: u64 = 1_000_000;
-
 impl Simulator {
     /// Scale an rt-app `run` duration into reference work units.
     fn run_work(&self, ns: Ns) -> u64 {
@@ -237,10 +234,10 @@ impl Simulator {
                 self.steps_without_time = 0;
             }
             self.steps_without_time += 1;
-            if self.steps_without_time > MAX_STEPS_AT_ONE_TIME {
+            if self.steps_without_time > self.limits.events_per_instant {
                 return Err(SimError::Runtime(format!(
-                    "{}: task {} keeps executing events without consuming time at t={} ns (add a run, sleep or timer to its loop)",
-                    self.wl.source, self.m.tasks[t].name, self.m.now
+                    "{}: task {} keeps executing events without consuming time at t={} ns: more than {} at one instant (tunable max_events_per_instant); add a run, sleep or timer to its loop",
+                    self.wl.source, self.m.tasks[t].name, self.m.now, self.limits.events_per_instant
                 )));
             }
             if let Some(mx) = self.m.tasks[t].prog.relock.clone() {
@@ -363,6 +360,12 @@ impl Simulator {
                 }
                 Event::Fork(name) => {
                     self.advance(t);
+                    if self.m.tasks.len() >= self.limits.threads {
+                        return Err(SimError::Runtime(format!(
+                            "{}: task {} forks \"{name}\" at t={} ns but the run already has {} threads (tunable max_threads): a fork loop?",
+                            self.wl.source, self.m.tasks[t].name, self.m.now, self.m.tasks.len()
+                        )));
+                    }
                     if let Some(def) = self.wl.tasks.iter().position(|d| d.name == name) {
                         self.fork_task(def, Some(t), cpu);
                     }

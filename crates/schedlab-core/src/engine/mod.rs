@@ -66,6 +66,16 @@ impl From<WorkloadError> for SimError {
     }
 }
 
+/// Bounds on the work a workload may cause, so a runaway workload ends
+/// with a clear error instead of exhausting memory or time.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    /// Threads a run may create.
+    pub threads: usize,
+    /// Zero-time steps one task may take at one simulated instant.
+    pub events_per_instant: u64,
+}
+
 /// A running simulation.
 pub struct Simulator {
     /// Machine state.
@@ -109,6 +119,9 @@ pub struct Simulator {
     dl_bw: (u64, u64),
     autogroups: Vec<(String, usize)>,
     steps_without_time: u64,
+    /// Bounds on runaway workloads (tunables max_threads,
+    /// max_events_per_instant).
+    limits: Limits,
     last_step_time: Ns,
     task_start: Vec<Ns>,
     error: Option<SimError>,
@@ -176,6 +189,11 @@ impl Simulator {
         };
         noise::add_noise_threads(&mut wl, &tunables, cfg.cpus);
         let autogroup = tunables.get("autogroup").unwrap_or(0) != 0;
+        let limit = |k: &str, d: i64| tunables.get(k).unwrap_or(d).max(1);
+        let limits = Limits {
+            threads: limit("max_threads", 100_000) as usize,
+            events_per_instant: limit("max_events_per_instant", 1_000_000) as u64,
+        };
         let m = Machine {
             now: 0,
             hz: cfg.hz,
@@ -226,6 +244,7 @@ impl Simulator {
             dl_bw: (0, 0),
             autogroups: vec![],
             steps_without_time: 0,
+            limits,
             last_step_time: 0,
             task_start: vec![],
             error: None,
@@ -347,10 +366,20 @@ impl Simulator {
     /// Run until simulated time `limit` (or the end). Returns true when the
     /// run is over.
     pub fn run_until(&mut self, limit: Ns) -> Result<bool, SimError> {
+        self.run_bounded(limit, u64::MAX)
+    }
+
+    /// Like [`Self::run_until`], but return after at most `max_events`
+    /// events, so a caller can check for Ctrl-C and report progress even
+    /// while simulated time stands still. Returns true when the run is
+    /// over. Splitting a run this way changes nothing in its result.
+    pub fn run_bounded(&mut self, limit: Ns, max_events: u64) -> Result<bool, SimError> {
+        let mut budget = max_events;
         while let Some(t) = self.next_time() {
-            if t > limit || self.finished_at.is_some() {
+            if t > limit || self.finished_at.is_some() || budget == 0 {
                 break;
             }
+            budget -= 1;
             // At equal times: segment ends (lowest CPU first), then queued
             // events in (time, sequence) order, then ticks (lowest CPU
             // first). Deterministic.
@@ -423,6 +452,11 @@ impl Simulator {
             }
         }
         Ok(())
+    }
+
+    /// Time of the next event, if any (for callers running in batches).
+    pub fn next_event_time(&self) -> Option<Ns> {
+        self.next_time()
     }
 
     /// Time of the next event (queued or segment end).

@@ -1,0 +1,61 @@
+//! Runaway workloads end with a clear error, and running in bounded
+//! batches of events (how the Python binding serves Ctrl-C) changes nothing.
+
+mod common;
+use common::{cfg, run};
+use schedlab_core::engine::Simulator;
+use schedlab_core::workload::Workload;
+
+const FORK_LOOP: &str = r#"{"global": {"duration": 1}, "tasks": {"x": {"fork": "x"}}}"#;
+
+#[test]
+fn a_fork_loop_stops_at_max_threads() {
+    let e = schedlab_core::simulate("w.json", FORK_LOOP, cfg("eevdf", 1))
+        .expect_err("a fork loop must fail");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("already has 100000 threads (tunable max_threads)"),
+        "{msg}"
+    );
+    let mut c = cfg("eevdf", 1);
+    c.set = vec![("max_threads".into(), 50)];
+    let msg = schedlab_core::simulate("w.json", FORK_LOOP, c)
+        .expect_err("fails")
+        .to_string();
+    assert!(msg.contains("already has 50 threads"), "{msg}");
+}
+
+#[test]
+fn a_zero_time_loop_stops_at_max_events_per_instant() {
+    let wl = r#"{"global": {"duration": 1}, "tasks": {"x": {"lock": "m", "unlock": "m"}}}"#;
+    let mut c = cfg("eevdf", 1);
+    c.set = vec![("max_events_per_instant".into(), 5000)];
+    let msg = schedlab_core::simulate("w.json", wl, c)
+        .expect_err("fails")
+        .to_string();
+    assert!(msg.contains("more than 5000 at one instant"), "{msg}");
+}
+
+#[test]
+fn bounded_batches_give_the_same_run() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/mixed.json"
+    ))
+    .expect("example");
+    let mut c = cfg("eevdf", 2);
+    c.trace = true;
+    let whole = run(&text, c.clone());
+    let wl = Workload::from_rtapp("test", &text).expect("parses");
+    let mut sim = Simulator::new(wl, c).expect("builds");
+    let mut batches = 0;
+    while !sim.run_bounded(u64::MAX, 100).expect("runs") {
+        batches += 1;
+    }
+    assert!(batches > 10, "{batches}");
+    let split = sim.finish();
+    assert_eq!(
+        serde_json::to_string(&whole.metrics).expect("json"),
+        serde_json::to_string(&split.metrics).expect("json")
+    );
+}
