@@ -8,6 +8,7 @@
 
 mod abort;
 mod bandwidth;
+mod blocked;
 mod cgroups;
 pub mod core;
 mod custom;
@@ -563,6 +564,14 @@ impl Simulator {
                 self.m.stats.tasks[t].wait_time += end - since;
             }
         }
+        let idle_end = self.finished_at.is_none()
+            && self
+                .m
+                .tasks
+                .iter()
+                .any(|x| x.exited.is_none() && !self.wl.tasks[x.def].daemon);
+        let mut blocked = self.blocked_warnings(idle_end);
+        self.wl.warnings.append(&mut blocked);
         metrics::collect(&self.m, &self.wl, &self.cfg, &self.tunables, end)
     }
 }

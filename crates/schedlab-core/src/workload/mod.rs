@@ -14,6 +14,7 @@
 
 pub mod error;
 pub mod json;
+pub mod lint;
 pub mod rtapp;
 
 pub use error::WorkloadError;
@@ -287,7 +288,10 @@ pub enum Calibration {
 impl Workload {
     /// Parse rt-app JSON text; `source` names it in errors.
     pub fn from_rtapp(source: &str, text: &str) -> Result<Workload, WorkloadError> {
-        rtapp::parse(source, text)
+        let mut wl = rtapp::parse(source, text)?;
+        let mut lints = lint::warnings(&wl);
+        wl.warnings.append(&mut lints);
+        Ok(wl)
     }
 
     /// Find a task object by name.
