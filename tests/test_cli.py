@@ -141,3 +141,21 @@ def test_api_names_the_bad_run_option():
     import schedlab
     with pytest.raises(schedlab.ConfigError, match="run option seed: invalid value"):
         schedlab.simulate({"global": {"duration": 1}, "tasks": {"a": {"run": 1000}}}, "eevdf", 1, seed=-1)
+
+
+def test_full_disk_is_one_line_and_leaves_nothing(root, tmp_path):
+    """A trace that does not fit: exit 2, one line, and the metrics JSON written before it is gone."""
+    import os
+    tiny = tmp_path / "tiny"
+    tiny.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8k", "tmpfs", str(tiny)],
+                                           capture_output=True).returncode != 0:
+        pytest.skip("needs root to mount a tiny tmpfs")
+    try:
+        p = run("run", str(root / "examples" / "mixed.json"), "--cpus", "2", "--quiet",
+                "--trace", str(tiny / "t.txt"), "--json", str(tmp_path / "m.json"))
+        assert p.returncode == 2
+        assert "No space left on device" in p.stderr and "Traceback" not in p.stderr
+        assert os.listdir(tiny) == [] and not (tmp_path / "m.json").exists()
+    finally:
+        subprocess.run(["umount", str(tiny)], capture_output=True)

@@ -216,13 +216,38 @@ def _write_json(path: str, data: object) -> None:
             os.remove(tmp)
 
 
-def _cmd_run(a: argparse.Namespace) -> int:
-    names = [s.strip() for s in a.scheduler.split(",") if s.strip()]
+def _check_run_args(a: argparse.Namespace, names: List[str]) -> None:
+    """What can be checked before any run starts: a scheduler given, writable outputs."""
     if not names:
         raise _native.ConfigError("--scheduler is empty; expected a scheduler name (see 'schedlab schedulers')")
     for out in (a.trace, a.json):
         if out:
             _writable(out)
+
+
+def _write_run_outputs(a: argparse.Namespace, names: List[str], results: List[SimResult]) -> None:
+    """Traces and the metrics JSON of a run; on an error nothing this run wrote is left."""
+    written: List[str] = []
+    try:
+        for name, res in zip(names, results):
+            if a.trace:
+                out = _trace_path(res, a.trace, a.trace_format, name, len(names) > 1)
+                written.append(out)
+                if not a.quiet:
+                    print(f"trace: {out}", file=sys.stderr)
+        if a.json:
+            data = results[0].metrics if len(results) == 1 else {n: r.metrics for n, r in zip(names, results)}
+            _write_json(a.json, data)
+    except OSError:
+        for path in written:
+            if os.path.exists(path):
+                os.remove(path)
+        raise
+
+
+def _cmd_run(a: argparse.Namespace) -> int:
+    names = [s.strip() for s in a.scheduler.split(",") if s.strip()]
+    _check_run_args(a, names)
     # Policy files (FILE.py or FILE.py:Class) are loaded before any run starts.
     policies = {n: load_policy_class(n) for n in names if is_policy_spec(n)}
     if a.duration:
@@ -244,14 +269,7 @@ def _cmd_run(a: argparse.Namespace) -> int:
         finally:
             bar.done()
         results.append(res)
-    for name, res in zip(names, results):
-        if a.trace:
-            out = _trace_path(res, a.trace, a.trace_format, name, len(names) > 1)
-            if not a.quiet:
-                print(f"trace: {out}", file=sys.stderr)
-    if a.json:
-        data = results[0].metrics if len(results) == 1 else {n: r.metrics for n, r in zip(names, results)}
-        _write_json(a.json, data)
+    _write_run_outputs(a, names, results)
     if not a.quiet:
         if len(results) == 1:
             print(task_table(results[0]))
@@ -440,15 +458,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 "compare": _cmd_compare, "host": _cmd_host}
     try:
         return handlers[args.cmd](args)
+    except BrokenPipeError:
+        return 0
     except (_native.WorkloadError, _native.ConfigError, _native.SimulationError, _native.TraceError,
-            FileNotFoundError, IsADirectoryError, PermissionError) as e:
+            OSError) as e:
+        # One line for every error a user can cause, a full disk included.
         print(f"schedlab: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("schedlab: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 0
 
 
 if __name__ == "__main__":
