@@ -144,18 +144,18 @@ def test_api_names_the_bad_run_option():
 
 
 def test_full_disk_is_one_line_and_leaves_nothing(root, tmp_path):
-    """A trace that does not fit: exit 2, one line, and the metrics JSON written before it is gone."""
+    """Metrics that do not fit: exit 2, one line, and the trace written before them is gone too."""
     import os
     tiny = tmp_path / "tiny"
     tiny.mkdir()
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8k", "tmpfs", str(tiny)],
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4k", "tmpfs", str(tiny)],
                                            capture_output=True).returncode != 0:
         pytest.skip("needs root to mount a tiny tmpfs")
     try:
         p = run("run", str(root / "examples" / "mixed.json"), "--cpus", "2", "--quiet",
-                "--trace", str(tiny / "t.txt"), "--json", str(tmp_path / "m.json"))
+                "--trace", str(tmp_path / "t.txt"), "--json", str(tiny / "m.json"))
         assert p.returncode == 2
         assert "No space left on device" in p.stderr and "Traceback" not in p.stderr
-        assert os.listdir(tiny) == [] and not (tmp_path / "m.json").exists()
+        assert os.listdir(tiny) == [] and not (tmp_path / "t.txt").exists()
     finally:
         subprocess.run(["umount", str(tiny)], capture_output=True)
