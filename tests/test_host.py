@@ -3,24 +3,71 @@ of every supported attribute, and cleanup after success and after the runner is 
 
 The real runs are not mocked: they start native workers, cgroups and a tracefs instance (or perf),
 and skip, with the reason printed, only without root or where this kernel lacks a feature.
+
+Every test holds the machine's host lock (host/lock.py) while it runs and lets its own runs share
+it (SCHEDLAB_HOST_LOCK_FD), so two test sessions at once take turns instead of colliding; the
+tests of the lock itself let go of it and take it back before checking the machine.
 """
 
+import glob
 import json
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
+from schedlab.host import lock as hostlock
 
 ROOT = os.geteuid() == 0
 needs_root = pytest.mark.skipif(not ROOT, reason="the host runner needs root")
+LOCK = {"fd": None}
 
 
-def run(*args, timeout=180):
-    return subprocess.run([sys.executable, "-m", "schedlab", *args], capture_output=True, text=True,
-                          timeout=timeout)
+def _lock():
+    fd = hostlock.acquire()
+    os.set_inheritable(fd, True)
+    LOCK["fd"] = fd
+
+
+def _unlock():
+    if LOCK["fd"] is not None:
+        os.close(LOCK["fd"])
+        LOCK["fd"] = None
+
+
+@pytest.fixture(autouse=True)
+def host_lock():
+    if ROOT:
+        _lock()
+    try:
+        yield
+    finally:
+        _unlock()
+
+
+def _popen(*args, share_lock=True, **kw):
+    """`schedlab ARGS`, sharing this test's host lock unless `share_lock` is False."""
+    env = dict(os.environ)
+    env.pop(hostlock.ENV_FD, None)
+    fds = ()
+    if share_lock and LOCK["fd"] is not None:
+        env[hostlock.ENV_FD] = str(LOCK["fd"])
+        fds = (LOCK["fd"],)
+    return subprocess.Popen([sys.executable, "-m", "schedlab", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, pass_fds=fds, **kw)
+
+
+def run(*args, timeout=180, share_lock=True):
+    p = _popen(*args, share_lock=share_lock)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        raise
+    return subprocess.CompletedProcess(p.args, p.returncode, out, err)
 
 
 @pytest.mark.parametrize("tasks,expect", [
@@ -40,18 +87,44 @@ def test_refusals_name_the_path(tmp_path, tasks, expect):
     assert r.returncode == 2 and expect in r.stderr, r.stderr
 
 
+def _instances():
+    """tracefs instances, seen through a private mount of our own (the machine's mounts untouched)."""
+    d = tempfile.mkdtemp(prefix="schedlab-test-tracefs-")
+    try:
+        if subprocess.run(["mount", "-t", "tracefs", "nodev", d], capture_output=True).returncode != 0:
+            return []
+        try:
+            return sorted(x for x in os.listdir(os.path.join(d, "instances")) if x.startswith("schedlab"))
+        finally:
+            subprocess.run(["umount", d], capture_output=True)
+    finally:
+        os.rmdir(d)
+
+
+def _procs(pattern):
+    """Command lines (with pids) of the processes matching `pattern` (other tests' pgreps left out)."""
+    out = subprocess.run(["pgrep", "-af", pattern], capture_output=True, text=True).stdout.splitlines()
+    return [line for line in out if not line.split(" ", 2)[1:2] == ["pgrep"]]
+
+
 def _state():
-    """What a run could leave behind: tracefs instances, cgroups, mounts, worker processes."""
-    inst = "/sys/kernel/tracing/instances"
+    """What a run could leave behind: tracefs instances, cgroups, mounts, worker processes (the
+    calibration run included), guards, temporary directories."""
     cg = "/sys/fs/cgroup/cpu"
     with open("/proc/mounts") as f:
         mounts = sorted(line.split()[1] for line in f)
-    workers = subprocess.run(["pgrep", "-f", "schedlab-worker run"], capture_output=True,
-                             text=True).stdout.split()
+
     def mine(d):
         return sorted(x for x in os.listdir(d) if x.startswith("schedlab")) if os.path.isdir(d) else []
 
-    return {"instances": mine(inst), "cgroups": mine(cg), "mounts": mounts, "workers": workers}
+    return {"instances": _instances(), "cgroups": mine(cg), "mounts": mounts,
+            "workers": _procs("schedlab-worker (run|calibrate)"), "guards": _procs("schedlab.host.guard"),
+            "tmp": sorted(glob.glob(os.path.join(tempfile.gettempdir(), "schedlab-host-*")))}
+
+
+def _machine():
+    """_state() and the reserved DEADLINE bandwidth."""
+    return {**_state(), "dl_bw": _dl_reserved()}
 
 
 def _dl_reserved():
@@ -146,14 +219,13 @@ def test_killing_the_runner_leaves_nothing_behind(tmp_path):
                               "tasks": {"hog": {"taskgroup": "/g", "cpus": [0], "run": 100000},
                                         "dl": {"policy": "SCHED_DEADLINE", "dl-runtime": 1000,
                                                "dl-period": 10000, "run": 500, "sleep": 5000}}}))
-    p = subprocess.Popen([sys.executable, "-m", "schedlab", "host", "run", str(wl)], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+    p = _popen("host", "run", str(wl))
     deadline = time.time() + 30
-    while time.time() < deadline and not _state()["workers"]:
+    while time.time() < deadline and not _procs("schedlab-worker run"):
         if p.poll() is not None:
             pytest.fail(f"runner ended early: {p.stderr.read() if p.stderr else ''}")
         time.sleep(0.1)
-    assert _state()["workers"], "workers never started"
+    assert _procs("schedlab-worker run"), "workers never started"
     time.sleep(1.0)
     mid = _state()
     assert mid["cgroups"] and mid["instances"]
@@ -187,3 +259,140 @@ def test_compare_runs_simulator_and_host(tmp_path):
 def test_compare_needs_two_files_or_a_workload():
     r = run("compare")
     assert r.returncode == 2 and "two metrics files (A B) or --workload" in r.stderr
+
+
+HOG = {"global": {"duration": 1}, "tasks": {"hog": {"instance": 2, "cpus": [0], "run": 100000}}}
+
+
+def _wait_for(cond, what, timeout=30):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if cond():
+            return
+        time.sleep(0.02)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+def _holder_pid():
+    try:
+        with open(hostlock.LOCK_PATH) as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+@needs_root
+def test_two_runs_at_once_take_turns(tmp_path):
+    """Two host runs started together: the second waits for the lock (saying who holds it), both
+    succeed, their measured windows do not overlap, and the machine is as before."""
+    before = _machine()
+    wl = tmp_path / "w.json"
+    wl.write_text(json.dumps(HOG))
+    _unlock()
+    ps = [_popen("host", "run", str(wl), "--facts", str(tmp_path / f"f{i}.json"), share_lock=False)
+          for i in range(2)]
+    res = [p.communicate(timeout=180) for p in ps]
+    _lock()
+    for p, (_, err) in zip(ps, res):
+        assert p.returncode == 0, err
+    waited = [err for _, err in res if "waiting for the host lock" in err]
+    # One waits for the other (both, if another session's test held the lock when they started).
+    assert waited and all("held by pid" in w for w in waited), [err for _, err in res]
+    spans = sorted((f["start_ns"], f["start_ns"] + f["duration_ns"])
+                   for f in (json.loads((tmp_path / f"f{i}.json").read_text()) for i in range(2)))
+    assert spans[0][1] < spans[1][0], spans
+    assert _machine() == before
+
+
+@needs_root
+def test_second_run_refuses_with_no_wait(tmp_path):
+    """--no-wait (and --lock-timeout) refuse with one line naming the holder, exit 2, at once."""
+    before = _machine()
+    wl = tmp_path / "w.json"
+    wl.write_text(json.dumps({**HOG, "global": {"duration": 3}}))
+    _unlock()
+    a = _popen("host", "run", str(wl), share_lock=False)
+    _wait_for(lambda: _holder_pid() == a.pid, "the first run to take the lock")
+    t0 = time.time()
+    b = run("host", "run", str(wl), "--no-wait", share_lock=False, timeout=30)
+    assert time.time() - t0 < 10
+    assert b.returncode == 2, b.stderr
+    lines = b.stderr.strip().splitlines()
+    want = f"another host run holds {hostlock.LOCK_PATH} (pid {a.pid}, started"
+    assert len(lines) == 1 and want in lines[0], b.stderr
+    c = run("host", "run", str(wl), "--lock-timeout", "0.3", share_lock=False, timeout=30)
+    assert c.returncode == 2 and "after waiting 0.3 s" in c.stderr, c.stderr
+    _, err = a.communicate(timeout=120)
+    assert a.returncode == 0, err
+    _lock()
+    assert _machine() == before
+
+
+@needs_root
+def test_killing_the_runner_during_calibration_leaves_nothing(tmp_path):
+    """SIGKILL during calibration: the guard kills the calibration child, undoes everything, removes
+    the temporary directory, and only then releases the lock; so once the lock can be taken again,
+    no process, temporary directory, cgroup, tracefs instance or mount is left."""
+    before = _machine()
+    wl = tmp_path / "w.json"
+    wl.write_text(json.dumps({"global": {"duration": 5, "taskgroups": {"/g": {"shares": 1024}}},
+                              "tasks": {"hog": {"taskgroup": "/g", "cpus": [0], "run": 100000}}}))
+    _unlock()
+    p = _popen("host", "run", str(wl), share_lock=False)
+    _wait_for(lambda: _procs("schedlab-worker calibrate") or p.poll() is not None, "the calibration run")
+    assert p.poll() is None, p.stderr.read() if p.stderr else ""
+    mid = _state()
+    assert mid["cgroups"] and mid["instances"] and mid["guards"] and len(mid["tmp"]) == len(before["tmp"]) + 1
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    t0 = time.time()
+    _lock()  # released by the guard once it has cleaned up
+    assert time.time() - t0 < 30
+    assert _machine() == before
+
+
+@needs_root
+def test_other_deadline_tasks_are_not_a_leak(tmp_path):
+    """A DEADLINE task of another process, started during a DEADLINE run and still running after it,
+    changes total_bw but is not this run's leak: no report, no sched-domain rebuild."""
+    if _dl_reserved() is None:
+        pytest.skip("DL bandwidth unreadable here (no debugfs sched/debug)")
+    before = _machine()
+    wl = tmp_path / "w.json"
+    wl.write_text(json.dumps({"global": {"duration": 2},
+                              "tasks": {"dl": {"policy": "SCHED_DEADLINE", "dl-runtime": 1000,
+                                               "dl-period": 10000, "run": 500, "sleep": 5000}}}))
+    facts = tmp_path / "f.json"
+    p = _popen("host", "run", str(wl), "--facts", str(facts))
+    _wait_for(lambda: _procs("schedlab-worker run"), "the workers")
+    time.sleep(0.5)
+    other = subprocess.Popen(["chrt", "-d", "--sched-runtime", "2000000", "--sched-deadline", "20000000",
+                              "--sched-period", "20000000", "0", "sleep", "60"])
+    try:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        f = json.loads(facts.read_text())
+        assert f["dl_bw_unexplained"] == 0, f
+        assert "dl_bw_reserved_repaired" not in f
+        assert not [n for n in f["notes"] if "DL bandwidth" in n], f["notes"]
+        assert f["dl_bw_reserved_after"] == pytest.approx(before["dl_bw"] + 0.1, abs=1e-4)
+    finally:
+        other.kill()
+        other.wait()
+    assert _machine() == before
+
+
+def test_task_group_paths_stay_inside_the_run(tmp_path):
+    """`..`, `.`, empty components and trailing slashes are refused with the JSON path, before
+    anything is touched (by the workload parser, and again by the host runner's own checks)."""
+    from schedlab.host.cgroups import confined
+    from schedlab.host.plan import HostError
+
+    for g in ["/..", "/a/../..", "/.", "/a//b", "/a/"]:
+        wl = tmp_path / "w.json"
+        wl.write_text(json.dumps({"global": {"duration": 1}, "tasks": {"t": {"taskgroup": g, "run": 100}}}))
+        r = run("host", "run", str(wl))
+        assert r.returncode == 2 and "tasks.t.taskgroup" in r.stderr, (g, r.stderr)
+        with pytest.raises(HostError):
+            confined("/sys/fs/cgroup/cpu/schedlab-1", g)
+    assert confined("/sys/fs/cgroup/cpu/schedlab-1", "/a/b") == "/sys/fs/cgroup/cpu/schedlab-1/a/b"

@@ -169,6 +169,12 @@ def _parser() -> argparse.ArgumentParser:
     hr.add_argument("--work", choices=["oncpu", "loops"], default="oncpu",
                     help="unit of `run` work: time on CPU (default) or calibrated loops as rt-app")
     hr.add_argument("--trace", metavar="FILE", help="keep the raw recorded trace text (tracefs or perf script)")
+    hw = hr.add_mutually_exclusive_group()
+    hw.add_argument("--no-wait", action="store_true",
+                    help="refuse (exit 2) instead of waiting when another host run holds the machine's lock "
+                    "(/run/schedlab-host.lock)")
+    hw.add_argument("--lock-timeout", type=float, metavar="SECONDS",
+                    help="wait at most this long for another host run to finish (default: wait)")
     hps.add_parser("probe", help="print what this machine allows (lockdown, cgroups, DL bandwidth, ...)")
 
     cp = sub.add_parser("compare", help="two runs' metrics side by side (simulator and/or trace)")
@@ -366,7 +372,7 @@ def _cmd_host(a: argparse.Namespace) -> int:
             return 0
         res, info = host.run(a.workload, parse_duration(a.duration) / 1e9 if a.duration else None,
                              backend=a.backend, isolate=not a.no_isolate, work=a.work,
-                             keep_trace=a.trace)
+                             keep_trace=a.trace, wait=not a.no_wait, lock_timeout=a.lock_timeout)
     except host.HostError as e:
         print(f"schedlab: error: {e}", file=sys.stderr)
         return 2

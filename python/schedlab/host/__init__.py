@@ -29,13 +29,27 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 from ..api import SimResult, check, import_trace
 from . import capture, cgroups
+from .lock import HostBusy, acquire
 from .plan import HostError, Plan, duration_ns, make
-from .probe import EEVDF_SINCE, cpu_times, dl_total_bw, kernel_version, online_cpus, probe, read
-from .undo import Journal, write
+from .probe import (
+    BW_UNIT,
+    EEVDF_SINCE,
+    Mounts,
+    cpu_times,
+    dl_bw_units,
+    dl_tasks,
+    dl_total_bw,
+    dl_total_raw,
+    kernel_version,
+    online_cpus,
+    probe,
+    read,
+)
+from .undo import Journal, die_with_parent, remove_tmp, write
 
 WORKER = os.path.join(os.path.dirname(__file__), "..", "..", "..", "target", "release", "schedlab-worker")
 # Time between launching the workers and their common start: they set themselves up meanwhile.
@@ -83,14 +97,54 @@ def _check_dl(plan: Plan, facts: Dict[str, Any]) -> None:
                         f"domain has {cap - used:.3f} of {cap:.3f} left (admission would fail with EBUSY)")
 
 
-def _repair_dl_leak(facts: Dict[str, Any], journal: Journal) -> Optional[str]:
-    """If DL bandwidth stayed reserved after the run, rebuild the sched domains (host.md §2)."""
-    before, after = facts.get("dl_bw_reserved"), dl_total_bw()
-    facts["dl_bw_reserved_after"] = after
-    if before is None or after is None or after <= before + 1e-6:
+def _dl_snapshot(debugfs: str, ours: Set[int]) -> Optional[Tuple[int, int]]:
+    """(root domain total_bw, bandwidth of every DEADLINE thread that is not ours), kernel units,
+    read consistently (total_bw re-read until it did not change during the scan)."""
+    for _ in range(5):
+        t0 = dl_total_raw(debugfs)
+        tasks = dl_tasks()
+        if t0 is None or tasks is None:
+            return None
+        if dl_total_raw(debugfs) == t0:
+            return t0, sum(bw for tid, bw in tasks.items() if tid not in ours)
+    return None
+
+
+def _subset_sum(xs: List[int], target: int) -> bool:
+    sums = {0}
+    for x in xs:
+        sums |= {s + x for s in sums if s + x <= target}
+    return target in sums
+
+
+def _dl_leak(plan: Plan, before: Optional[Tuple[int, int]], debugfs: str, journal: Journal,
+             facts: Dict[str, Any]) -> Optional[str]:
+    """DL bandwidth our workers left reserved (host.md §2), repaired by a sched-domain rebuild.
+
+    Only a leak that is provably ours is repaired: the change of total_bw over the run, less the
+    change in other processes' DEADLINE threads, must be exactly the bandwidth of some of our
+    workers (kernel units). Anything else (other DL users starting, ending, leaking) is reported,
+    not repaired: a rebuild touches the whole machine."""
+    after = _dl_snapshot(debugfs, set())
+    if after is not None:
+        facts["dl_bw_reserved_after"] = round(after[0] / BW_UNIT, 6)
+    if before is None or after is None:
+        return "DEADLINE bandwidth could not be read consistently before and after the run: leak not checked"
+    ours = [dl_bw_units(r, p) for _, r, p in plan.dl]
+    unexplained = (after[0] - before[0]) - (after[1] - before[1])
+    facts["dl_bw_unexplained"] = round(unexplained / BW_UNIT, 6)
+    if unexplained == 0:
         return None
+    if others := after[1] - before[1]:
+        note = f" (other processes' DEADLINE threads changed it by {others / BW_UNIT:+.6f})"
+    else:
+        note = ""
+    if unexplained < 0 or not _subset_sum(ours, unexplained):
+        return (f"DL bandwidth changed by {unexplained / BW_UNIT:+.6f} during the run beyond what other "
+                f"DEADLINE threads explain{note}, and it does not match this run's workers: not repaired")
+    msg = (f"DL bandwidth {unexplained / BW_UNIT:.6f} of this run's workers stayed reserved after they "
+           f"exited (kernel leak, host.md §2){note}")
     cpuset = "/sys/fs/cgroup/cpuset"
-    msg = f"DL bandwidth {after:.6f} reserved after the run, {before:.6f} before (kernel leak, host.md §2)"
     if os.path.isdir(cpuset):
         d = os.path.join(cpuset, f"schedlab-rebuild-{os.getpid()}")
         # Journaled like every other cgroup, in case the runner dies between mkdir and rmdir.
@@ -100,8 +154,9 @@ def _repair_dl_leak(facts: Dict[str, Any], journal: Journal) -> Optional[str]:
             write(os.path.join(d, "cpuset.cpus"), read(os.path.join(cpuset, "cpuset.cpus")) or "")
         finally:
             os.rmdir(d)
-        fixed = dl_total_bw()
+        fixed = dl_total_bw(debugfs)
         facts["dl_bw_reserved_repaired"] = fixed
+        facts["dl_bw_reserved_after"] = fixed
         msg += f"; repaired by a sched-domain rebuild: now {fixed:.6f}"
     return msg
 
@@ -114,7 +169,8 @@ def _launch(worker: str, plan: Plan, tmp: str, journal: Journal,
         with open(p, "w", encoding="utf-8") as f:
             plans = [{k: v for k, v in th.items() if k != "group"} for th in threads]
             json.dump({**common, "threads": plans}, f)
-        w = subprocess.Popen([worker, "run", p], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        w = subprocess.Popen([worker, "run", p], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=die_with_parent)
         journal.add(kill=w.pid)
         workers.append(w)
     return workers
@@ -188,18 +244,22 @@ def _prepare(workload: str, duration_s: Optional[float], work: str) -> Tuple[int
 
 
 def _measure(plan: Plan, worker: str, dur: int, work: str, cap: Any, tmp: str, journal: Journal,
-             info: Dict[str, Any]) -> Tuple[str, List[str]]:
+             info: Dict[str, Any], debugfs: Optional[str]) -> Tuple[str, List[str], Optional[Tuple[int, int]]]:
     """Start the capture and the workers, wait for the end; returns the trace file and worker outputs."""
     sync = _sync_slots(plan, tmp)
     # rt-app calibrates on its calibration CPU ("CPUn"); a fixed ns-per-loop in the workload is for
     # rt-app's own loop, not ours, so ours is measured on CPU 0 then.
     cal = plan.calibration_cpu
-    r = subprocess.run([worker, "calibrate", str(cal)], capture_output=True, text=True)
-    if r.returncode != 0:
-        raise HostError(f"calibration on CPU {cal}: {r.stderr.strip()}")
-    npl = json.loads(r.stdout)["ns_per_loop"]
+    c = subprocess.Popen([worker, "calibrate", str(cal)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, preexec_fn=die_with_parent)
+    journal.add(kill=c.pid)
+    out, err = c.communicate()
+    if c.returncode != 0:
+        raise HostError(f"calibration on CPU {cal}: {err.strip()}")
+    npl = json.loads(out)["ns_per_loop"]
     info["calibration_cpu"] = cal
     cap.start()
+    dl0 = _dl_snapshot(debugfs, set()) if plan.dl and debugfs else None
     times0 = cpu_times()
     start = time.clock_gettime_ns(time.CLOCK_MONOTONIC) + SETUP_NS
     common = {"start_at_ns": start, "end_at_ns": start + dur, "ns_per_loop": npl, "work": work}
@@ -217,19 +277,39 @@ def _measure(plan: Plan, worker: str, dur: int, work: str, cap: Any, tmp: str, j
     trace_path = os.path.join(tmp, "trace.txt")
     info.update({"backend": cap.name, "work": work, "ns_per_loop": npl, "duration_ns": dur,
                  "start_ns": start, "dropped_events": cap.stop(trace_path), "notes": plan.notes})
-    return trace_path, outs
+    return trace_path, outs, dl0
 
 
 def run(workload: str, duration_s: Optional[float] = None, backend: str = "tracefs", isolate: bool = True,
-        work: str = "oncpu", keep_trace: Optional[str] = None) -> Tuple[SimResult, Dict[str, Any]]:
+        work: str = "oncpu", keep_trace: Optional[str] = None, wait: bool = True,
+        lock_timeout: Optional[float] = None) -> Tuple[SimResult, Dict[str, Any]]:
     """Run `workload` on this machine's kernel; returns the result and the machine facts.
 
-    ``keep_trace``: also copy the raw recorded trace text there."""
+    ``keep_trace``: also copy the raw recorded trace text there. One host run at a time per
+    machine (``lock.py``): ``wait=False`` refuses at once (HostBusy) when another run holds the
+    lock, ``lock_timeout`` waits at most that many seconds; the default waits, saying on stderr
+    who holds it."""
     dur, plan, worker = _prepare(workload, duration_s, work)
-    tmp = tempfile.mkdtemp(prefix="schedlab-host-")
-    journal = Journal(os.path.join(tmp, "journal"))
-    guard = subprocess.Popen([sys.executable, "-m", "schedlab.host.guard", journal.path],
-                             stdin=subprocess.PIPE, start_new_session=True)
+    lock_fd = acquire(wait=wait, timeout=lock_timeout)
+    try:
+        tmp = tempfile.mkdtemp(prefix="schedlab-host-")
+        journal = Journal(os.path.join(tmp, "journal"))
+        # The guard shares the lock: if we are killed, it is released when the guard has cleaned up.
+        guard = subprocess.Popen([sys.executable, "-m", "schedlab.host.guard", journal.path, tmp],
+                                 stdin=subprocess.PIPE, start_new_session=True, pass_fds=(lock_fd,))
+    except BaseException:
+        os.close(lock_fd)
+        raise
+    try:
+        return _run_locked(plan, dur, worker, backend, isolate, work, keep_trace, tmp, journal, guard)
+    finally:
+        os.close(lock_fd)
+
+
+def _run_locked(plan: Plan, dur: int, worker: str, backend: str, isolate: bool, work: str,
+                keep_trace: Optional[str], tmp: str, journal: Journal,
+                guard: subprocess.Popen) -> Tuple[SimResult, Dict[str, Any]]:
+    mounts = Mounts(tmp, journal)
 
     def on_term(*_: object) -> None:
         raise KeyboardInterrupt()
@@ -237,14 +317,15 @@ def run(workload: str, duration_s: Optional[float] = None, backend: str = "trace
     old_term = signal.signal(signal.SIGTERM, on_term)
     info: Dict[str, Any] = {}
     try:
-        info.update(probe(journal))
+        info.update(probe(mounts))
         _check_dl(plan, info)
         info["isolated_in"] = cgroups.setup(plan, info["cgroup"], journal, isolate)
-        cap = capture.backend(backend, journal, tmp)
-        trace_path, outs = _measure(plan, worker, dur, work, cap, tmp, journal, info)
+        cap = capture.backend(backend, journal, tmp, mounts)
+        debugfs = mounts.paths.get("debugfs")
+        trace_path, outs, dl0 = _measure(plan, worker, dur, work, cap, tmp, journal, info, debugfs)
         if plan.slices:
             info["notes"].append("custom slices set per task with sched_setattr (sched_runtime of SCHED_OTHER)")
-        leak = _repair_dl_leak(info, journal) if plan.dl else None
+        leak = _dl_leak(plan, dl0, debugfs, journal, info) if plan.dl and debugfs else None
         if leak:
             info["notes"].append(leak)
         imp = import_trace(trace_path, tolerant=True, window=(info["start_ns"], info["start_ns"] + dur))
@@ -256,9 +337,10 @@ def run(workload: str, duration_s: Optional[float] = None, backend: str = "trace
             guard.stdin.close()
         guard.wait(timeout=30)
         signal.signal(signal.SIGTERM, old_term)
+        if not problems:
+            problems = remove_tmp(tmp)
         for p in problems:
             print(f"schedlab: cleanup: could not undo {p}", file=sys.stderr)
-        shutil.rmtree(tmp, ignore_errors=True)
     if problems:
         raise HostError("cleanup incomplete: " + "; ".join(problems))
     info["repairs"] = imp.repairs
@@ -270,11 +352,11 @@ def facts() -> Dict[str, Any]:
     tmp = tempfile.mkdtemp(prefix="schedlab-probe-")
     journal = Journal(os.path.join(tmp, "journal"))
     try:
-        return probe(journal)
+        return probe(Mounts(tmp, journal))
     finally:
-        journal.undo()
-        os.remove(journal.path)
-        os.rmdir(tmp)
+        problems = journal.undo() or remove_tmp(tmp)
+        for p in problems:
+            print(f"schedlab: cleanup: could not undo {p}", file=sys.stderr)
 
 
-__all__ = ["HostError", "run", "make", "facts"]
+__all__ = ["HostError", "HostBusy", "run", "make", "facts"]

@@ -1,5 +1,10 @@
 """Recording the scheduler while the workers run (host.md §1.5).
 
+Both mount tracefs at the run's own private mount point (``probe.Mounts``): the machine's
+``/sys/kernel/tracing`` is never mounted or unmounted, so nobody else's tracing can lose its
+mount when a run ends (perf finds a tracefs mounted anywhere in /proc/mounts and uses ours
+instead of mounting its own).
+
 * ``tracefs`` (default): a private instance, ``mono`` clock (= CLOCK_MONOTONIC, the workers'
   clock), non-overwrite (a full buffer drops new events and counts them instead of silently
   overwriting old ones), 16 MB per CPU, ``record-tgid``; read as text after the run, so no reader
@@ -19,8 +24,8 @@ import time
 from typing import List, Optional
 
 from .plan import HostError
-from .probe import TRACEFS, mount
-from .undo import Journal, write
+from .probe import Mounts
+from .undo import Journal, die_with_parent, write
 
 EVENTS = ["sched_switch", "sched_waking", "sched_wakeup", "sched_wakeup_new", "sched_migrate_task",
           "sched_process_exit"]
@@ -30,12 +35,12 @@ BUFFER_KB = 16384
 class Tracefs:
     name = "tracefs"
 
-    def __init__(self, journal: Journal) -> None:
+    def __init__(self, journal: Journal, mounts: Mounts) -> None:
         try:
-            mount("tracefs", TRACEFS, journal)
+            tracefs = mounts.get("tracefs")
         except HostError as e:
             raise HostError(f"{e} (try --backend perf)") from None
-        self.inst = os.path.join(TRACEFS, "instances", f"schedlab-{os.getpid()}")
+        self.inst = os.path.join(tracefs, "instances", f"schedlab-{os.getpid()}")
         journal.add(instance=self.inst)
         try:
             os.mkdir(self.inst)
@@ -70,20 +75,24 @@ class Tracefs:
 class Perf:
     name = "perf"
 
-    def __init__(self, journal: Journal, tmp: str) -> None:
+    def __init__(self, journal: Journal, tmp: str, mounts: Mounts) -> None:
         self.perf = shutil.which("perf")
         if not self.perf:
             raise HostError("the perf backend needs `perf` on PATH")
         self.journal, self.data = journal, os.path.join(tmp, "perf.data")
         self.proc: Optional[subprocess.Popen] = None
-        # perf mounts tracefs itself to resolve tracepoints, and leaves it mounted.
-        if not os.path.ismount(TRACEFS):
-            journal.add(umount=TRACEFS)
+        # perf resolves tracepoints through a tracefs mount: without one it would mount
+        # /sys/kernel/tracing itself and leave it mounted.
+        try:
+            mounts.get("tracefs")
+        except HostError:
+            pass
 
     def start(self) -> None:
         cmd = [self.perf, "record", "-q", "-a", "-k", "mono", "-m", "4M", "-o", self.data] + \
             sum((["-e", f"sched:{e}"] for e in EVENTS), [])
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                     preexec_fn=die_with_parent)
         self.journal.add(kill=self.proc.pid)
         # perf writes its header once the events are open; give it until then.
         for _ in range(100):
@@ -115,9 +124,9 @@ class Perf:
         return sum(lost)
 
 
-def backend(name: str, journal: Journal, tmp: str):  # -> Tracefs | Perf
+def backend(name: str, journal: Journal, tmp: str, mounts: Mounts):  # -> Tracefs | Perf
     if name == "tracefs":
-        return Tracefs(journal)
+        return Tracefs(journal, mounts)
     if name == "perf":
-        return Perf(journal, tmp)
+        return Perf(journal, tmp, mounts)
     raise HostError(f"unknown capture backend {name!r}; expected tracefs or perf")

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Optional
 
-from .plan import HostError, Plan
+from .plan import HostError, Plan, group_path_error
 from .probe import read
 from .undo import Journal, write
 
@@ -40,6 +40,21 @@ def _mkdir(path: str, journal: Journal) -> None:
         os.mkdir(path)
     except OSError as e:
         raise HostError(f"cgroup: mkdir {path}: {e.strerror}") from e
+
+
+def confined(lab: str, group: str) -> str:
+    """The cgroup directory of task group `group` ("/a/b") inside the run's group `lab`; HostError
+    for a path that is not plain components below it ("..", ".", empty, a trailing "/", control
+    file names would all escape or alias; the workload parser refuses them too)."""
+    if group in ("", "/"):
+        return lab
+    bad = group_path_error(group)
+    if bad:
+        raise HostError(f"cgroup: task group {group!r}: {bad}")
+    d = os.path.normpath(os.path.join(lab, *group.split("/")[1:]))
+    if not d.startswith(lab + os.sep):
+        raise HostError(f"cgroup: task group {group!r} would leave the run's group {lab}")
+    return d
 
 
 def _ancestors(group: str) -> List[str]:
@@ -94,7 +109,7 @@ def setup(plan: Plan, cg: Dict[str, Any], journal: Journal, isolate: bool) -> Op
         rt = {}
         _write(os.path.join(lab, "cpu.weight"), str(ISOLATE_WEIGHT if isolate else 100))
     for g, _ in plan.groups:  # parents come first (the workload parser orders them)
-        d = lab + g
+        d = confined(lab, g)
         _mkdir(d, journal)
         if v1:
             _write(os.path.join(d, "cpu.shares"), str(shares[g]))
@@ -106,7 +121,7 @@ def setup(plan: Plan, cg: Dict[str, Any], journal: Journal, isolate: bool) -> Op
             _write(os.path.join(d, "cpu.weight"), str(min(10000, max(1, round(shares[g] * 100 / 1024)))))
     for threads in plan.procs.values():
         for th in threads:
-            d = lab + (th["group"] if th["group"] != "/" else "")
+            d = confined(lab, th["group"])
             th["cgroup_files"] = ([os.path.join(d, "tasks")] if v1 else
                                   [os.path.join(lab, "cgroup.procs"), os.path.join(d, "cgroup.threads")])
     plan.notes.extend(

@@ -44,6 +44,23 @@ class Plan:
         self.calibration_cpu = 0
 
 
+def group_path_error(group: str) -> Optional[str]:
+    """Why `group` is not a task-group path the host runner can confine to the run's own cgroup
+    ("/a/b": absolute, no empty, "." or ".." component, no trailing "/"), or None."""
+    if group in ("", "/"):
+        return None
+    parts = group.split("/")
+    if parts[0] != "":
+        return "a task-group path starts with \"/\""
+    for p in parts[1:]:
+        if p in ("", ".", ".."):
+            what = "an empty component (\"//\" or a trailing \"/\")" if p == "" else f"a {p!r} component"
+            return f"{what} is not allowed: paths stay inside the run's own cgroup"
+        if not all(c.isascii() and (c.isalnum() or c in "_-.") for c in p):
+            return f"component {p!r} has characters other than letters, digits, '_', '-', '.'"
+    return None
+
+
 def _events(task: Dict[str, Any], src: str, sync: Dict[str, int]) -> List[List[Any]]:
     out: List[List[Any]] = []
     base = task["attrs"]
@@ -85,10 +102,22 @@ def _events(task: Dict[str, Any], src: str, sync: Dict[str, int]) -> List[List[A
     return out
 
 
+def _check_groups(model: Dict[str, Any]) -> None:
+    """Task-group paths must stay inside the run's cgroup (cgroups.confined checks again)."""
+    src = model["source"]
+    named = [(f"global.taskgroups.{g['path']}", g["path"]) for g in model["taskgroups"]] + \
+        [(f"tasks.{t['name']}.taskgroup", t["attrs"]["taskgroup"] or "/") for t in model["tasks"]]
+    for where, g in named:
+        bad = group_path_error(g)
+        if bad:
+            raise HostError(f"{src}: {where}: {bad}")
+
+
 def make(model: Dict[str, Any], ncpus: int) -> Plan:
     """Worker plans for `model` on a machine with CPUs 0..ncpus-1, or HostError naming the path."""
     src = model["source"]
     plan = Plan()
+    _check_groups(model)
     plan.groups = sorted(((g["path"], int(g["shares"])) for g in model["taskgroups"]),
                          key=lambda g: g[0].count("/"))
     cal = model["calibration"].get("Cpu", 0)

@@ -3,11 +3,14 @@
 values (base slice, feature mask, DL bandwidth), cgroup flavour, RT group runtime, autogroup.
 
 Mounting is the only change the probe makes: securityfs (for the lockdown mode) and debugfs
-(read-only ``sched/debug``) are mounted when they are not, journaled, and unmounted at the end.
+(read-only ``sched/debug``) are mounted at *private* mount points in the run's own temporary
+directory (:class:`Mounts`), journaled, and unmounted at the end; the machine's own mounts (e.g.
+``/sys/kernel/debug``) are never mounted or unmounted, so no other user's mount can vanish.
 """
 
 from __future__ import annotations
 
+import ctypes
 import gzip
 import os
 import platform
@@ -32,15 +35,27 @@ def read(path: str) -> Optional[str]:
         return None
 
 
-def mount(fstype: str, where: str, journal: Journal) -> bool:
-    """Mount `fstype` at `where` unless it is; True if we did (journaled for unmounting)."""
-    if os.path.ismount(where):
-        return False
-    journal.add(umount=where)
-    r = subprocess.run(["mount", "-t", fstype, "nodev", where], capture_output=True, text=True)
-    if r.returncode != 0:
-        raise HostError(f"cannot mount {fstype} at {where}: {r.stderr.strip()}")
-    return True
+class Mounts:
+    """The run's own mounts of tracefs, debugfs and securityfs, at ``TMP/mnt-FSTYPE``.
+
+    A pseudo filesystem mounted twice is the same filesystem (tracefs instances, debugfs files),
+    so a private mount point sees what ``/sys/kernel/tracing`` would, while nobody else can use,
+    unmount or be surprised by it; we unmount only these (journaled, also by the guard)."""
+
+    def __init__(self, tmp: str, journal: Journal) -> None:
+        self.tmp, self.journal = tmp, journal
+        self.paths: Dict[str, str] = {}
+
+    def get(self, fstype: str) -> str:
+        if fstype not in self.paths:
+            where = os.path.join(self.tmp, f"mnt-{fstype}")
+            os.makedirs(where, exist_ok=True)
+            self.journal.add(umount=where)
+            r = subprocess.run(["mount", "-t", fstype, "nodev", where], capture_output=True, text=True)
+            if r.returncode != 0:
+                raise HostError(f"cannot mount {fstype} at {where}: {r.stderr.strip()}")
+            self.paths[fstype] = where
+        return self.paths[fstype]
 
 
 def _config() -> Dict[str, str]:
@@ -72,10 +87,57 @@ def _sched_debug(text: str) -> Dict[str, Any]:
     return out
 
 
-def dl_total_bw() -> Optional[float]:
+def dl_total_raw(debugfs: str) -> Optional[int]:
+    """Reserved DEADLINE bandwidth of the root domain in the kernel's units (2^20 = one CPU)."""
+    d = _sched_debug(read(os.path.join(debugfs, "sched", "debug")) or "")
+    return d["dl_bw"][0][1] if d["dl_bw"] else None
+
+
+def dl_total_bw(debugfs: str) -> Optional[float]:
     """Reserved DEADLINE bandwidth of the root domain, in CPUs (fair servers included)."""
-    d = _sched_debug(read(os.path.join(DEBUGFS, "sched", "debug")) or "")
-    return d["dl_bw"][0][1] / BW_UNIT if d["dl_bw"] else None
+    raw = dl_total_raw(debugfs)
+    return None if raw is None else raw / BW_UNIT
+
+
+# sched_getattr(2) by architecture (asm-generic numbering for the others we know).
+_SCHED_GETATTR = {"x86_64": 315, "aarch64": 275, "riscv64": 275, "ppc64le": 356, "s390x": 346}
+
+
+class _SchedAttr(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_uint32), ("policy", ctypes.c_uint32), ("flags", ctypes.c_uint64),
+                ("nice", ctypes.c_int32), ("priority", ctypes.c_uint32), ("runtime", ctypes.c_uint64),
+                ("deadline", ctypes.c_uint64), ("period", ctypes.c_uint64), ("util_min", ctypes.c_uint32),
+                ("util_max", ctypes.c_uint32)]
+
+
+def dl_bw_units(runtime_ns: int, period_ns: int) -> int:
+    """A DEADLINE task's bandwidth as the kernel accounts it (to_ratio(period, runtime))."""
+    return (runtime_ns << 20) // period_ns if period_ns else 0
+
+
+def dl_tasks() -> Optional[Dict[int, int]]:
+    """Every SCHED_DEADLINE thread on the machine -> its bandwidth (kernel units); None if the
+    attributes cannot be read (unknown architecture)."""
+    nr = _SCHED_GETATTR.get(platform.machine())
+    if nr is None:
+        return None
+    libc = ctypes.CDLL(None, use_errno=True)
+    out: Dict[int, int] = {}
+    for pid in (p for p in os.listdir("/proc") if p.isdigit()):
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            stat = read(f"/proc/{pid}/task/{tid}/stat") or ""
+            fields = stat.rpartition(")")[2].split()
+            if len(fields) < 39 or fields[38] != "6":  # policy (field 41) 6 = SCHED_DEADLINE
+                continue
+            attr = _SchedAttr()
+            if libc.syscall(nr, int(tid), ctypes.byref(attr), ctypes.sizeof(attr), 0) == 0 and \
+                    attr.policy == 6:
+                out[int(tid)] = dl_bw_units(attr.runtime, attr.period or attr.deadline)
+    return out
 
 
 def _cgroups() -> Dict[str, Any]:
@@ -147,8 +209,8 @@ def matching_scheduler() -> str:
     return "eevdf" if kernel_version() >= EEVDF_SINCE else "cfs"
 
 
-def probe(journal: Journal) -> Dict[str, Any]:
-    """The machine's facts; mounts securityfs / debugfs if needed (journaled)."""
+def probe(mounts: Mounts) -> Dict[str, Any]:
+    """The machine's facts; mounts securityfs / debugfs privately (journaled)."""
     cfg = _config()
     preempt = next((m for m in ("PREEMPT_RT", "PREEMPT", "PREEMPT_VOLUNTARY", "PREEMPT_NONE")
                     if cfg.get(f"CONFIG_{m}") == "y"), None)
@@ -164,15 +226,11 @@ def probe(journal: Journal) -> Dict[str, Any]:
         "cgroup": _cgroups(), "loadavg": read("/proc/loadavg"),
     }
     if os.path.isdir(SECURITYFS):
-        mine = mount("securityfs", SECURITYFS, journal)
-        lock = read(os.path.join(SECURITYFS, "lockdown"))
+        lock = read(os.path.join(mounts.get("securityfs"), "lockdown"))
         m = re.search(r"\[(\w+)\]", lock or "")
         facts["lockdown"] = m.group(1) if m else "unknown (no lockdown LSM)"
-        if mine:
-            subprocess.run(["umount", SECURITYFS], capture_output=True)
     if os.path.isdir(DEBUGFS):
-        mount("debugfs", DEBUGFS, journal)
-        sched = os.path.join(DEBUGFS, "sched")
+        sched = os.path.join(mounts.get("debugfs"), "sched")
         facts.update(_sched_debug(read(os.path.join(sched, "debug")) or ""))
         facts["base_slice_knob"] = _locked(os.path.join(sched, "base_slice_ns"))
         facts["features_knob"] = _locked(os.path.join(sched, "features"))

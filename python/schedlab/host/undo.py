@@ -7,18 +7,24 @@ every step is idempotent, and the runner empties the journal once it has undone 
 guard then finds nothing to do.
 
 Actions: ``kill`` a worker process, ``instance`` (turn off and remove a tracefs instance),
-``rmdir`` a cgroup (retried while its last tasks exit), ``umount`` a filesystem the runner
-mounted, ``restore`` a file's previous content (a knob).
+``rmdir`` a cgroup (retried while its last tasks exit), ``umount`` one of the run's private
+mount points (``probe.Mounts``; detached lazily if busy), ``restore`` a file's previous content
+(a knob). :func:`remove_tmp` then removes the run's temporary directory, but never while
+anything is still mounted below it.
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
 from typing import Any, Dict, List
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
 
 
 class Journal:
@@ -62,10 +68,29 @@ def _rmdir(path: str) -> None:
     os.rmdir(path)
 
 
+def die_with_parent() -> None:
+    """``preexec_fn`` of every child of the runner: SIGKILL it when the runner dies, covering the
+    moment between its start and its ``kill`` entry in the journal (the guard kills it too)."""
+    ppid = os.getppid()
+    _LIBC.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != ppid:  # the runner died before prctl
+        os._exit(1)
+
+
 def write(path: str, value: str) -> None:
     """Write `value` to a kernel file (tracefs, cgroupfs, procfs)."""
     with open(path, "w", encoding="utf-8") as f:
         f.write(value)
+
+
+def _umount(where: str) -> None:
+    if os.path.ismount(where):
+        r = subprocess.run(["umount", where], capture_output=True, text=True)
+        if r.returncode != 0:
+            # Only this run uses the mount point: detaching it cannot hurt anyone.
+            r = subprocess.run(["umount", "-l", where], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise OSError(r.stderr.strip())
 
 
 def undo(path: str) -> List[str]:
@@ -89,12 +114,31 @@ def undo(path: str) -> List[str]:
             elif "rmdir" in a:
                 _rmdir(a["rmdir"])
             elif "umount" in a:
-                if os.path.ismount(a["umount"]):
-                    r = subprocess.run(["umount", a["umount"]], capture_output=True, text=True)
-                    if r.returncode != 0:
-                        raise OSError(r.stderr.strip())
+                _umount(a["umount"])
             elif "restore" in a:
                 write(a["restore"], a["value"])
         except OSError as e:
             problems.append(f"{json.dumps(a)}: {e}")
     return problems
+
+
+def _mounts_below(path: str) -> List[str]:
+    path = os.path.realpath(path)
+    try:
+        with open("/proc/self/mounts", encoding="utf-8") as f:
+            points = [line.split()[1].replace("\\040", " ") for line in f if line.strip()]
+    except OSError:
+        return [path]  # cannot tell: assume the worst
+    return [m for m in points if m == path or m.startswith(path + "/")]
+
+
+def remove_tmp(tmp: str) -> List[str]:
+    """Remove the run's temporary directory unless something is still mounted below it (removing
+    files through a tracefs or debugfs mount would change the kernel)."""
+    if not os.path.isdir(tmp):
+        return []
+    busy = _mounts_below(tmp)
+    if busy:
+        return [f"{tmp} kept: still mounted below it: {', '.join(busy)}"]
+    shutil.rmtree(tmp, ignore_errors=True)
+    return [f"{tmp}: could not be removed"] if os.path.exists(tmp) else []

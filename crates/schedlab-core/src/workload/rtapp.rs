@@ -253,6 +253,13 @@ impl Parser<'_> {
                 format!("expected a cgroup path like \"/group/sub\", found \"{g}\""),
             );
         }
+        // "." and ".." would alias another group or leave the run's own cgroup tree.
+        if let Some(c) = g[1..].split('/').find(|c| *c == "." || *c == "..") {
+            return self.err(
+                path,
+                format!("cgroup path \"{g}\" has a \"{c}\" component; use plain names like \"/group/sub\""),
+            );
+        }
         let depth = g[1..].split('/').count();
         if depth > MAX_GROUP_DEPTH {
             return self.err(
@@ -643,6 +650,28 @@ mod tests {
         ));
         assert_eq!(e.path, "tasks.t.taskgroup");
         assert!(e.message.contains("at most 15"), "{}", e.message);
+        // Task-group paths stay inside the run's own tree: no "..", ".", empty components or
+        // trailing "/" (issue 12), in a task's taskgroup and in global.taskgroups.
+        for (g, want) in [
+            ("/..", "\"..\" component"),
+            ("/a/../b", "\"..\" component"),
+            ("/.", "\".\" component"),
+            ("/a/./b", "\".\" component"),
+            ("/a//b", "expected a cgroup path"),
+            ("/a/", "expected a cgroup path"),
+            ("a", "expected a cgroup path"),
+        ] {
+            let e = err(&format!(
+                r#"{{"tasks": {{"t": {{"run": 1, "taskgroup": "{g}"}}}}}}"#
+            ));
+            assert_eq!(e.path, "tasks.t.taskgroup", "{g}");
+            assert!(e.message.contains(want), "{g}: {}", e.message);
+            let e = err(&format!(
+                r#"{{"global": {{"taskgroups": {{"{g}": {{"shares": 2}}}}}}, "tasks": {{"t": {{"run": 1}}}}}}"#
+            ));
+            assert_eq!(e.path, format!("global.taskgroups.{g}"), "{g}");
+            assert!(e.message.contains(want), "{g}: {}", e.message);
+        }
         let e = err(r#"{"tasks": {"t": {"run": 1, "fork": "nope"}}}"#);
         assert!(e.message.contains("unknown task"));
     }
