@@ -43,7 +43,7 @@ for t in $targets; do
     echo "== $t: ${secs}s"
     # rss/malloc limits turn a runaway allocation into a reported crash;
     # -timeout a slow input into a reported hang.
-    "$bin/$t" "corpus/$t" "seeds/$t" "${dict[@]}" \
+    "$bin/$t" "corpus/$t" "seeds/$t" "${dict[@]}" -max_len=8192 \
         -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 \
         ${FUZZ_JOBS:+-jobs=$FUZZ_JOBS -workers=$FUZZ_JOBS} \
         -artifact_prefix="artifacts/$t/" -print_final_stats=1 >"$log" 2>&1
