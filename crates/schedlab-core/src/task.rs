@@ -90,6 +90,10 @@ pub struct Prog {
     pub relock: Option<String>,
     /// The start delay was already served.
     pub delay_done: bool,
+    /// Work of the current `run` not yet handed to `busy`: a `run` too
+    /// long to time in one segment without passing the end of simulated
+    /// time is done in chunks (engine/exec.rs).
+    pub work_pending: u64,
 }
 
 /// A busy event in progress.

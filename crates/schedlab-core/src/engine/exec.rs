@@ -12,6 +12,22 @@ use crate::stats::Activation;
 use crate::task::{Busy, TaskId};
 use crate::workload::{Event, Policy, TimerMode};
 
+/// A `run` segment is sized so that it would end before the end of
+/// simulated time even if its CPU became this many times slower while it
+/// runs (a lower frequency, a slower CPU after a migration).
+const CHUNK_SLOWDOWN: u128 = 1 << 16;
+
+/// Margin on the u128 products of core.rs's segment timing (see
+/// `next_work_chunk`): at the default machine a chunk is about 20 minutes.
+const CHUNK_MARGIN: u128 = 64;
+
+/// Simulated time saturates: an instant past `Ns::MAX` is `Ns::MAX`, the
+/// end of simulated time, which never comes (engine/mod.rs `run_until`):
+/// a sleep, timer or `runtime` that would end there never ends.
+pub(crate) fn later(now: Ns, ns: Ns) -> Ns {
+    now.saturating_add(ns)
+}
+
 impl Simulator {
     /// Scale an rt-app `run` duration into reference work units.
     fn run_work(&self, ns: Ns) -> u64 {
@@ -20,6 +36,47 @@ impl Simulator {
             Some(p) => (ns / p) * p,
             None => ns,
         }
+    }
+
+    /// Hand `t` the next chunk of its `run` work (`prog.work_pending`): as
+    /// much as can end before the end of simulated time at
+    /// [`CHUNK_SLOWDOWN`] times slower than the current rate. The rest
+    /// stays pending and is handed over when this chunk ends; work that
+    /// cannot end before the end of time keeps the CPU until then.
+    fn next_work_chunk(&mut self, t: TaskId) {
+        let left = std::mem::take(&mut self.m.tasks[t].prog.work_pending);
+        if left == 0 {
+            return;
+        }
+        let cpu = self.m.tasks[t].cpu;
+        let (n, d) = crate::exectime::progress_rate(
+            self.m.topo.cpu(cpu),
+            self.m.freq(cpu),
+            self.m.tasks[t].mem_ppm,
+        );
+        let (cn, cd) = self.calib_rate;
+        let (mut num, mut den) = (n * cd as u128, (d * cn as u128).max(1));
+        // core.rs times a segment as `work * den / num` and settles it as
+        // `elapsed * num / den` in u128, with products near 2^82 on
+        // ordinary machines: a chunk is also kept small enough for those
+        // products (with CHUNK_MARGIN for a CPU whose rate terms are larger).
+        let product_room = u128::MAX / num.max(den) / CHUNK_MARGIN;
+        // Only the ratio matters, and only roughly (CHUNK_SLOWDOWN is the
+        // margin): keep both under 2^60 so `room * num` cannot overflow.
+        while num >= 1 << 60 || den >= 1 << 60 {
+            num >>= 1;
+            den = (den >> 1).max(1);
+        }
+        let room = (Ns::MAX - self.m.now) as u128 / CHUNK_SLOWDOWN;
+        let fits = (room * num / den).min(product_room).min(u64::MAX as u128) as u64;
+        let busy = if fits == 0 {
+            Busy::Until(Ns::MAX)
+        } else {
+            let chunk = left.min(fits);
+            self.m.tasks[t].prog.work_pending = left - chunk;
+            Busy::Work(chunk)
+        };
+        self.m.tasks[t].prog.busy = Some(busy);
     }
 
     /// Current event of `t`, moving across phase and loop boundaries and
@@ -172,8 +229,8 @@ impl Simulator {
             self.sync.timers.get(name).copied()
         };
         let release = prev.unwrap_or(start);
-        let mut next = release + period;
-        let slack = next as i64 - now as i64;
+        let mut next = later(release, period);
+        let slack = (next as i128 - now as i128).clamp(i64::MIN as i128, i64::MAX as i128) as i64;
         let task = &self.m.tasks[t];
         let rel_deadline = if task.policy == Policy::Deadline && task.dl.deadline > 0 {
             task.dl.deadline
@@ -186,7 +243,7 @@ impl Simulator {
             slack,
             release,
             start: st.job_start.take().unwrap_or(release),
-            deadline: release + rel_deadline,
+            deadline: later(release, rel_deadline),
         });
         let wait = now < next;
         if !wait && mode == TimerMode::Relative {
@@ -222,7 +279,7 @@ impl Simulator {
             // released together at 0 as in the real-time literature.
             self.m.tasks[t].prog.delay_done = true;
             let delay = self.wl.tasks[self.m.tasks[t].def].delay;
-            self.task_start[t] = self.m.tasks[t].created + delay;
+            self.task_start[t] = later(self.m.tasks[t].created, delay);
             if self.task_start[t] > self.m.now {
                 self.sleep_until(t, self.task_start[t]);
                 return Ok(());
@@ -247,6 +304,9 @@ impl Simulator {
                 }
                 self.m.tasks[t].prog.relock = None;
             }
+            if self.m.tasks[t].prog.busy.is_none() {
+                self.next_work_chunk(t);
+            }
             if self.m.tasks[t].prog.busy.is_some() {
                 self.start_segment(cpu, self.m.rqs[cpu].seg_start.saturating_sub(self.m.now));
                 return Ok(());
@@ -258,26 +318,24 @@ impl Simulator {
             match ev {
                 Event::Run(ns) => {
                     self.advance(t);
-                    let w = self.run_work(ns);
-                    if w > 0 {
-                        self.m.tasks[t].prog.busy = Some(Busy::Work(w));
-                    }
+                    self.m.tasks[t].prog.work_pending = self.run_work(ns);
+                    self.next_work_chunk(t);
                 }
                 Event::Runtime(ns) => {
                     self.advance(t);
                     if ns > 0 {
-                        self.m.tasks[t].prog.busy = Some(Busy::Until(self.m.now + ns));
+                        self.m.tasks[t].prog.busy = Some(Busy::Until(later(self.m.now, ns)));
                     }
                 }
                 Event::Sleep(ns) => {
                     self.advance(t);
-                    self.sleep_until(t, self.m.now + ns);
+                    self.sleep_until(t, later(self.m.now, ns));
                     return Ok(());
                 }
                 Event::SleepAbout(mean) => {
                     self.advance(t);
-                    let ns = mean / 2 + self.m.rng.below(mean.max(1));
-                    self.sleep_until(t, self.m.now + ns);
+                    let ns = later(mean / 2, self.m.rng.below(mean.max(1)));
+                    self.sleep_until(t, later(self.m.now, ns));
                     return Ok(());
                 }
                 Event::Timer { name, period, mode } => {

@@ -398,7 +398,7 @@ impl Simulator {
                 self.next_tick = if cpu + 1 < self.m.nr_cpus() {
                     (at, cpu + 1)
                 } else {
-                    (at + self.m.tick_ns(), 0)
+                    (exec::later(at, self.m.tick_ns()), 0)
                 };
                 EventKind::Tick(cpu)
             };
@@ -468,8 +468,12 @@ impl Simulator {
             (a, b) => a.or(b),
         };
         // Ticks alone never keep a run going: with nothing else pending,
-        // every task has exited or sleeps forever.
-        queued.map(|q| q.min(self.next_tick.0))
+        // every task has exited or sleeps forever. Simulated time saturates
+        // (exec.rs `later`): what would happen at or past `Ns::MAX`, the end
+        // of simulated time, never happens.
+        queued
+            .filter(|q| *q < Ns::MAX)
+            .map(|q| q.min(self.next_tick.0))
     }
 
     /// Whether the run is over.

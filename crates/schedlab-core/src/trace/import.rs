@@ -98,6 +98,23 @@ fn num<T: std::str::FromStr>(s: &str) -> Option<T> {
     s.trim().parse().ok()
 }
 
+/// Highest CPU count a trace may name (the kernel's largest `NR_CPUS`):
+/// CPU numbers index per-CPU state, so a corrupt `[4294967295]` column is
+/// refused instead of allocating for it.
+pub const MAX_TRACE_CPUS: usize = 8192;
+
+/// A CPU number from a trace: `what` names the column or field in errors.
+fn cpu_num(s: &str, what: &str) -> Result<usize, String> {
+    match num::<usize>(s) {
+        Some(c) if c < MAX_TRACE_CPUS => Ok(c),
+        Some(c) => Err(format!(
+            "{what} {c} out of range (expected 0..={})",
+            MAX_TRACE_CPUS - 1
+        )),
+        None => Err(format!("bad {what} \"{}\"", s.trim())),
+    }
+}
+
 /// Parse one line; Ok(None) for lines that are not scheduler tracepoints.
 fn parse_line(line: &str, no: usize) -> Result<Option<Raw>, String> {
     if line.trim_start().starts_with('#') || line.trim().is_empty() {
@@ -123,13 +140,15 @@ fn parse_line(line: &str, no: usize) -> Result<Option<Raw>, String> {
     let args = &line[at.1..];
     let lb = head.rfind('[').ok_or("no [CPU] column")?;
     let rb = head[lb..].find(']').ok_or("no [CPU] column")? + lb;
-    let cpu: usize = num(&head[lb + 1..rb]).ok_or("bad CPU number")?;
+    let cpu = cpu_num(&head[lb + 1..rb], "CPU number")?;
     let ts_tok = head[rb + 1..]
         .split_whitespace()
         .last()
         .ok_or("no timestamp")?
         .trim_end_matches(':');
-    let ts = parse_ts(ts_tok).ok_or_else(|| format!("bad timestamp \"{ts_tok}\""))?;
+    let ts = parse_ts(ts_tok).ok_or_else(|| {
+        format!("bad timestamp \"{ts_tok}\" (expected SECS.FRACTION, at most {MAX_TRACE_SECS} s)")
+    })?;
     // Optional `(TGID)` column after `COMM-PID`.
     let left = &head[..lb];
     let tgid = match (left.rfind('('), left.rfind(')')) {
@@ -179,8 +198,8 @@ fn parse_line(line: &str, no: usize) -> Result<Option<Raw>, String> {
                 fields(args, &["comm", "pid", "prio", "orig_cpu", "dest_cpu"]).ok_or_else(bad)?;
             RawEv::Migrate {
                 task: task(&v)?,
-                orig: num(v[3]).ok_or_else(bad)?,
-                dest: num(v[4]).ok_or_else(bad)?,
+                orig: cpu_num(v[3], "orig_cpu")?,
+                dest: cpu_num(v[4], "dest_cpu")?,
             }
         }
         "sched_process_exit" => {
@@ -194,7 +213,7 @@ fn parse_line(line: &str, no: usize) -> Result<Option<Raw>, String> {
         _ => {
             let v = fields(args, &["comm", "pid", "prio", "target_cpu"]).ok_or_else(bad)?;
             let t = task(&v)?;
-            let target = num(v[3]).ok_or_else(bad)?;
+            let target = cpu_num(v[3], "target_cpu")?;
             match name {
                 "sched_waking" => RawEv::Waking { task: t, target },
                 _ => RawEv::Wakeup {
@@ -213,10 +232,14 @@ fn parse_line(line: &str, no: usize) -> Result<Option<Raw>, String> {
     }))
 }
 
-/// `SECS.FRACTION` (µs or ns digits) to ns.
+/// Largest timestamp a trace may carry, in seconds: `u64` ns since boot.
+pub const MAX_TRACE_SECS: u64 = u64::MAX / 1_000_000_000 - 1;
+
+/// `SECS.FRACTION` (µs or ns digits) to ns; `None` if malformed or past
+/// [`MAX_TRACE_SECS`].
 fn parse_ts(s: &str) -> Option<Ns> {
     let (sec, frac) = s.split_once('.').unwrap_or((s, ""));
-    let sec: Ns = sec.parse().ok()?;
+    let sec: Ns = sec.parse().ok().filter(|s| *s <= MAX_TRACE_SECS)?;
     if frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
@@ -225,7 +248,7 @@ fn parse_ts(s: &str) -> Option<Ns> {
     } else {
         frac.parse::<Ns>().ok()? * 10u64.pow(9 - frac.len() as u32)
     };
-    Some(sec * 1_000_000_000 + ns)
+    sec.checked_mul(1_000_000_000)?.checked_add(ns)
 }
 
 /// Per-task measurements along the timeline.
@@ -304,7 +327,19 @@ pub fn import_window(
     let mut nr_cpus_hdr = 0;
     for (i, line) in text.lines().enumerate() {
         if let Some(p) = line.find("#P:") {
-            nr_cpus_hdr = num(line[p + 3..].split_whitespace().next().unwrap_or("")).unwrap_or(0);
+            let n: usize = num(line[p + 3..].split_whitespace().next().unwrap_or("")).unwrap_or(0);
+            if n > MAX_TRACE_CPUS {
+                let reason = format!("header #P:{n}: more than {MAX_TRACE_CPUS} CPUs");
+                if !tolerant {
+                    return Err(ImportError {
+                        line: i + 1,
+                        reason,
+                    });
+                }
+                repairs.push(format!("line {}: ignored: {reason}", i + 1));
+            } else {
+                nr_cpus_hdr = n;
+            }
         }
         match parse_line(line, i + 1) {
             Ok(Some(r)) => raws.push(r),
@@ -471,7 +506,7 @@ impl Timeline {
                     let known = self.curr[r.cpu];
                     if known.is_some() && known != Some(prev.0) {
                         let what = format!(
-                            "cpu {}: switch from pid {} but pid {} was running there",
+                            "cpu {}: switch from pid {} but pid {} was running there (its switch-out is missing from the trace, as for threads of PID 1 on some hosts; tolerant mode assumes it here)",
                             r.cpu,
                             prev.0,
                             known.unwrap_or(0)
@@ -653,7 +688,12 @@ impl Timeline {
             },
             tasks: self.tasks,
             cpus: self.cpus,
-            span: (start.max(self.window.0), end.min(self.window.1).max(start)),
+            span: {
+                // An empty or inverted window measures nothing, never a
+                // negative span.
+                let s = start.max(self.window.0);
+                (s, end.min(self.window.1).max(s))
+            },
             origin: start,
             repairs: self.repairs,
             skipped: self.skipped,

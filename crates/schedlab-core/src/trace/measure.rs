@@ -27,7 +27,10 @@ impl Imported {
                 }
             }
             if events.is_empty() {
-                continue;
+                // Seen but never ran (woken at the very end, say): replayed
+                // as a thread that does no work, so the workload stays valid
+                // rt-app even when no task ran at all.
+                events.push("\"run0\": 0".to_string());
             }
             let policy = if t.prio < 0 {
                 // DEADLINE parameters are not in the trace.

@@ -36,6 +36,14 @@ const IGNORED_GLOBAL_KEYS: &[&str] = &[
     "cumulative_slack",
 ];
 
+/// Largest time in microseconds a workload may give (`run`, `sleep`,
+/// `timer.period`, `delay`, `dl-*`, ...): the largest whose nanoseconds fit
+/// in simulated time (`u64` ns).
+pub const MAX_USECS: u64 = u64::MAX / USEC;
+
+/// Largest `global.duration` in seconds (its nanoseconds fit in `u64`).
+pub const MAX_SECS: u64 = u64::MAX / crate::clock::SEC;
+
 struct Parser<'a> {
     file: &'a str,
     warnings: Vec<String>,
@@ -102,7 +110,15 @@ impl Parser<'_> {
         if i < 0 {
             return self.err(path, format!("expected a duration >= 0 us, found {i}"));
         }
-        Ok(i as u64 * USEC)
+        match (i as u64).checked_mul(USEC) {
+            Some(ns) if i as u64 <= MAX_USECS => Ok(ns),
+            _ => self.err(
+                path,
+                format!(
+                    "expected a duration <= {MAX_USECS} us (simulated time is u64 ns), found {i}"
+                ),
+            ),
+        }
     }
 
     fn name(&self, s: &str, path: &str, what: &str) -> R<()> {
@@ -174,8 +190,8 @@ impl Parser<'_> {
                     let d = self.int(v, &path, "an integer number of seconds")?;
                     wl.duration = match d {
                         -1 => None,
-                        d if d > 0 => Some(d as u64 * crate::clock::SEC),
-                        d => return self.err(&path, format!("expected -1 or seconds > 0, found {d}")),
+                        d if d > 0 && d as u64 <= MAX_SECS => Some(d as u64 * crate::clock::SEC),
+                        d => return self.err(&path, format!("expected -1 or seconds in 1..={MAX_SECS} (simulated time is u64 ns), found {d}")),
                     };
                 }
                 "default_policy" => {
