@@ -659,13 +659,16 @@ impl SchedClass for Fair {
     }
 
     fn put_prev_task(&mut self, m: &mut Machine, cpu: CpuId, prev: TaskId, next: Option<TaskId>) {
-        // Queues on next's path: put_prev stops where the two paths meet.
+        // Queues on next's path: put_prev stops where the two paths meet
+        // (pick_next_task_fair's common-ancestor walk). Only when next is a
+        // queued fair task: every task has a fair entity (set up at fork),
+        // and walking an RT or ext task's path would leave prev's group
+        // entities current in their queues.
         let next_chain = match next {
             Some(n)
-                if self
-                    .task_se
-                    .get(n)
-                    .is_some_and(|s| self.cpu_of_rq(self.se[*s].cfs_rq) == cpu) =>
+                if self.task_se.get(n).is_some_and(|s| {
+                    self.se[*s].on_rq && self.cpu_of_rq(self.se[*s].cfs_rq) == cpu
+                }) =>
             {
                 Some(self.chain(self.task_se[n]))
             }
