@@ -235,6 +235,22 @@ fn replay_of_a_task_that_never_ran_parses() {
     );
 }
 
+/// Found by the trace harness: a task seen with prio 99 (rt_priority 0,
+/// no valid RT priority) made a replay workload the parser refused.
+#[test]
+fn replay_of_prio_99_is_a_valid_rt_priority() {
+    let text =
+        "bash-5 (5) [000] d..2. 1.000000: sched_wakeup_new: comm=bash pid=6 prio=99 target_cpu=000";
+    let imp = import::import(text, true).expect("imports");
+    let replay = imp.replay_workload();
+    let wl = Workload::from_rtapp("replay.json", &replay).expect("replay parses");
+    assert!(
+        replay.contains("\"policy\": \"SCHED_FIFO\", \"priority\": 1"),
+        "{replay}"
+    );
+    assert_eq!(wl.tasks.len(), 1);
+}
+
 /// Found by the workload harness (minimised): an overflow in the fair
 /// class's EEVDF load sum (`avg_load -= w`, class/fair/mod.rs
 /// `tree_remove`) when grouped threads switch from a fair phase to

@@ -36,7 +36,12 @@ impl Imported {
                 // DEADLINE parameters are not in the trace.
                 "\"policy\": \"SCHED_FIFO\", \"priority\": 99".to_string()
             } else if t.prio < 100 {
-                format!("\"policy\": \"SCHED_FIFO\", \"priority\": {}", 99 - t.prio)
+                // prio = 99 − rt_priority (`__normal_prio`); a prio of 99
+                // (rt_priority 0) is no valid RT priority: the lowest, 1.
+                format!(
+                    "\"policy\": \"SCHED_FIFO\", \"priority\": {}",
+                    (99 - t.prio).max(1)
+                )
             } else {
                 format!("\"priority\": {}", (t.prio - 120).clamp(-20, 19))
             };
@@ -81,7 +86,7 @@ impl Imported {
                 let q = |x: f64| to_us(l.quantile(x));
                 let (policy, nice, rt) = match t.prio {
                     p if p < 0 => ("SCHED_DEADLINE", 0, 0),
-                    p if p < 100 => ("SCHED_FIFO/RR", 0, (99 - p) as u32),
+                    p if p < 100 => ("SCHED_FIFO/RR", 0, (99 - p).max(1) as u32),
                     p => ("SCHED_OTHER", p - 120, 0),
                 };
                 TaskMetrics {
