@@ -11,6 +11,9 @@
 # safe Rust; overflow checks are on (fuzz/Cargo.toml).
 #   FUZZ_TARGETS="workload trace_import"  harnesses to run
 #   FUZZ_JOBS=1                            parallel processes per harness
+#   FUZZ_RUNS=N FUZZ_SEED=S                a fixed number of executions from a
+#                                          fixed seed (CI: reproducible), SECONDS
+#                                          then only caps the time
 set -uo pipefail
 secs=${1:-60}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,6 +49,7 @@ for t in $targets; do
     "$bin/$t" "corpus/$t" "seeds/$t" "${dict[@]}" -max_len=8192 \
         -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 \
         ${FUZZ_JOBS:+-jobs=$FUZZ_JOBS -workers=$FUZZ_JOBS} \
+        ${FUZZ_RUNS:+-runs=$FUZZ_RUNS} ${FUZZ_SEED:+-seed=$FUZZ_SEED} \
         -artifact_prefix="artifacts/$t/" -print_final_stats=1 >"$log" 2>&1
     rc=$?
     runs=$(grep -h 'stat::number_of_executed_units' "$log" fuzz-*.log 2>/dev/null | awk '{s+=$2} END {print s+0}')

@@ -1,0 +1,58 @@
+//! The fair class's internal invariants, checked by tests between steps
+//! (`SchedClass::check_invariants`): queue loads and EEVDF's sums match
+//! their entities, the weighted lag sums to zero, and per-CPU task counts
+//! agree.
+
+use super::{eevdf, tunables::Version, Fair};
+use crate::machine::Machine;
+
+impl Fair {
+    pub(super) fn invariants(&self, m: &Machine) -> Result<(), String> {
+        for (i, q) in self.cfs.iter().enumerate() {
+            let mut load = 0;
+            let (mut vsum, mut wsum) = (0i128, 0u64);
+            for s in q.tree.iter() {
+                let e = &self.se[s];
+                if !e.on_rq || e.cfs_rq != i {
+                    return Err(format!("rq {i}: entity {s} in tree but not queued here"));
+                }
+                load += e.w();
+                vsum += e.vruntime as i128 * e.w() as i128;
+                wsum += e.w();
+            }
+            if let Some(c) = q.curr.filter(|c| self.se[*c].on_rq) {
+                load += self.se[c].w();
+            }
+            if load != q.load {
+                return Err(format!(
+                    "rq {i}: load {} but entities sum to {load}",
+                    q.load
+                ));
+            }
+            if self.p.version == Version::Eevdf {
+                if (vsum, wsum) != (q.avg_vsum, q.avg_load) {
+                    return Err(format!("rq {i}: avg_vruntime sums drifted"));
+                }
+                // Σ w·(V − v) over the queue (curr included) is 0 up to V's rounding.
+                let (sum, w) = self.avg_sums(i);
+                if w > 0 {
+                    let v = eevdf::floor_div(sum, w);
+                    let lag = v * w - sum;
+                    if lag > 0 || -lag >= w {
+                        return Err(format!("rq {i}: weighted lag sum {lag} outside (-{w}, 0]"));
+                    }
+                }
+            }
+        }
+        for cpu in 0..m.nr_cpus() {
+            let h = self.root_rq(cpu).h_nr_running as usize;
+            if h != self.cpu_tasks[cpu].len() {
+                return Err(format!(
+                    "cpu {cpu}: h_nr_running {h} but {} fair tasks",
+                    self.cpu_tasks[cpu].len()
+                ));
+            }
+        }
+        Ok(())
+    }
+}
