@@ -8,7 +8,7 @@ echo "== cargo fmt --check"; cargo fmt --all --check
 echo "== cargo clippy"; cargo clippy --workspace --all-targets -q -- -D warnings
 echo "== cargo test"; cargo test --workspace -q 2>&1 | tail -n 40
 test "${PIPESTATUS[0]}" -eq 0
-echo "== fuzz (a fixed-seed run of each harness, about a minute each; scripts/fuzz.sh)"
+echo "== fuzz (200,000 executions of each harness from a fixed seed; scripts/fuzz.sh)"
 FUZZ_RUNS=200000 FUZZ_SEED=1 bash scripts/fuzz.sh 300
 echo "== ruff"; .venv/bin/ruff check python tests
 echo "== pytest"
