@@ -59,3 +59,22 @@ fn bounded_batches_give_the_same_run() {
         serde_json::to_string(&split.metrics).expect("json")
     );
 }
+
+#[test]
+fn check_warns_about_a_fork_loop() {
+    let wl = schedlab_core::workload::Workload::from_rtapp("w.json", FORK_LOOP).expect("parses");
+    assert!(
+        wl.warnings
+            .iter()
+            .any(|w| w.starts_with("tasks.x: forks itself without a run, sleep or timer")),
+        "{:?}",
+        wl.warnings
+    );
+    let ok = r#"{"global": {"duration": 1}, "tasks": {"x": {"run": 100, "fork": "x"}}}"#;
+    let wl = schedlab_core::workload::Workload::from_rtapp("w.json", ok).expect("parses");
+    assert!(
+        wl.warnings.iter().all(|w| !w.contains("forks itself")),
+        "{:?}",
+        wl.warnings
+    );
+}
