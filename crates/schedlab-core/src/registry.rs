@@ -220,6 +220,21 @@ pub fn resolve(
             Some(def)
         }
     };
+    resolve_with(sched, fair, base, scheduler, dl_order, overrides)
+}
+
+/// The rest of [`resolve`] once the scheduler (`base`, named `scheduler`
+/// with its `+policy`) and its fair-class policy are known: the
+/// SCHED_DEADLINE ordering and the tunables. Also for schedulers outside
+/// the registry (engine/custom.rs).
+pub fn resolve_with(
+    sched: &'static SchedulerDef,
+    fair: Option<&'static FairPolicyDef>,
+    base: &str,
+    scheduler: &str,
+    dl_order: &str,
+    overrides: &[(String, i64)],
+) -> Result<Resolved, String> {
     let dl = DL_ORDERS
         .iter()
         .find(|d| d.name == dl_order)

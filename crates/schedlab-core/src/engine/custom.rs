@@ -7,10 +7,8 @@
 
 use super::{SimError, Simulator};
 use crate::class::stack::Stack;
-use crate::config::{SimConfig, ENGINE_TUNABLES};
+use crate::config::SimConfig;
 use crate::plugin::{SchedulerDef, StackCtx};
-use crate::registry::{Resolved, DL_ORDERS};
-use crate::tunable::{Tunable, TunableSet};
 use crate::workload::Workload;
 
 /// Builds a run's class stack from what the registry's builders get.
@@ -34,43 +32,4 @@ impl Simulator {
     ) -> Result<Self, SimError> {
         Self::build(wl, cfg, Some(custom))
     }
-}
-
-/// The registry's `resolve` for a scheduler that is not in the registry
-/// (no `+policy`: a custom stack names no fair-class hooks).
-pub(super) fn resolve(
-    def: &'static SchedulerDef,
-    scheduler: &str,
-    dl_order: &str,
-    overrides: &[(String, i64)],
-) -> Result<Resolved, String> {
-    let dl = DL_ORDERS
-        .iter()
-        .find(|d| d.name == dl_order)
-        .ok_or_else(|| {
-            let known: Vec<&str> = DL_ORDERS.iter().map(|d| d.name).collect();
-            format!(
-                "unknown dl-policy \"{dl_order}\"; expected one of: {}",
-                known.join(", ")
-            )
-        })?;
-    if !def.dl_orders && dl.name != DL_ORDERS[0].name {
-        return Err(format!(
-            "scheduler {scheduler} has no deadline class, so --dl-policy {} does not apply",
-            dl.name
-        ));
-    }
-    let specs: Vec<&Tunable> = def
-        .tunables
-        .iter()
-        .chain(dl.tunables)
-        .chain(ENGINE_TUNABLES)
-        .collect();
-    let tunables = TunableSet::resolve(&specs, overrides, &format!("scheduler {scheduler}"))?;
-    Ok(Resolved {
-        scheduler: def,
-        fair_policy: None,
-        dl_order: dl,
-        tunables,
-    })
 }

@@ -141,7 +141,15 @@ impl Simulator {
     ) -> Result<Self, SimError> {
         let resolved = match &custom {
             None => crate::registry::resolve(&cfg.scheduler, &cfg.dl_policy, &cfg.set),
-            Some(c) => custom::resolve(c.def, &cfg.scheduler, &cfg.dl_policy, &cfg.set),
+            // No `+policy`: a custom stack names no fair-class hooks.
+            Some(c) => crate::registry::resolve_with(
+                c.def,
+                None,
+                &cfg.scheduler,
+                &cfg.scheduler,
+                &cfg.dl_policy,
+                &cfg.set,
+            ),
         }
         .map_err(SimError::Config)?;
         let tunables = resolved.tunables;
