@@ -44,14 +44,21 @@ class _Progress:
             sys.stderr.write("\n")
 
 
-def _positive(v: str) -> int:
-    try:
-        n = int(v)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {v!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {v!r}")
-    return n
+def _int_at_least(lo: int, what: str):
+    """An argparse type: an integer >= lo, else "expected a WHAT integer"."""
+    def parse(v: str) -> int:
+        try:
+            n = int(v)
+        except ValueError:
+            n = lo - 1
+        if n < lo:
+            raise argparse.ArgumentTypeError(f"expected a {what} integer, got {v!r}")
+        return n
+    return parse
+
+
+_positive = _int_at_least(1, "positive")
+_nonneg = _int_at_least(0, "non-negative")
 
 
 def _int_list(v: str) -> List[int]:
@@ -59,16 +66,6 @@ def _int_list(v: str) -> List[int]:
         return [int(x) for x in v.split(",") if x.strip()]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {v!r}") from None
-
-
-def _nonneg(v: str) -> int:
-    try:
-        n = int(v)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {v!r}") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {v!r}")
-    return n
 
 
 def _writable(path: str) -> None:
