@@ -170,6 +170,18 @@ impl Balancer {
         (0..self.doms[cpu].len()).rev().collect()
     }
 
+    /// `(span, groups, imbalance_pct)` of `cpu`'s domain at `level`.
+    pub fn domain_shape(&self, cpu: CpuId, level: usize) -> (CpuSet, &[CpuSet], u64) {
+        let d = &self.doms[cpu][level];
+        (d.span, &d.groups, d.pct)
+    }
+
+    /// The highest domain level of `cpu` spanning fewer than `weight` CPUs
+    /// (the `for_each_domain` walk after a fork placement moved to `cpu`).
+    pub fn highest_level_below(&self, cpu: CpuId, weight: usize) -> Option<usize> {
+        self.doms[cpu].iter().rposition(|d| d.span.count() < weight)
+    }
+
     /// Groups of `cpu`'s domain at `level`.
     pub fn groups_of(&self, cpu: CpuId, level: usize) -> Vec<CpuSet> {
         self.doms[cpu][level].groups.clone()

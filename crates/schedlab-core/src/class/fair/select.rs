@@ -17,6 +17,23 @@ use crate::machine::Machine;
 use crate::task::TaskId;
 use crate::workload::Policy;
 
+/// `enum group_type` as far as the fork path uses it, best first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum GroupKind {
+    HasSpare,
+    FullyBusy,
+    Overloaded,
+}
+
+/// `struct sg_lb_stats` for the fork path.
+#[derive(Debug, Clone, Copy)]
+struct ForkGroupStats {
+    kind: GroupKind,
+    avg_load: u64,
+    util: u64,
+    idle: u64,
+}
+
 /// `p->wakee_flips` bookkeeping.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct WakeeFlips {
@@ -198,53 +215,171 @@ impl Fair {
         target
     }
 
-    /// Fork placement (`sched_balance_find_dst_group`/`_cpu`, simplified):
-    /// descend the domains of `cpu` choosing the group with the most idle
-    /// allowed CPUs (the local group on ties, then lower load), then the
-    /// most recently idled CPU, else the least loaded one.
-    fn find_idlest_cpu(&mut self, m: &Machine, p: TaskId, cpu: CpuId) -> CpuId {
+    /// A CPU's load as the fork path sees it (`cpu_load`): a new task's
+    /// load counts at its full weight from the start
+    /// (`init_entity_runnable_average`), which the queue's PELT signal here
+    /// does not model, so the queued weight is a floor under the PELT load.
+    fn fork_load(&mut self, m: &Machine, cpu: CpuId) -> u64 {
+        let queued = self.cfs[self.tg[0].rq[cpu]].load;
+        self.cpu_load(m, cpu).max(queued)
+    }
+
+    /// `update_sg_wakeup_stats` + `group_classify` for the fork path.
+    /// Departure (docs/model.md): the group type comes from run-queue
+    /// counts (spare: fewer tasks than CPUs; fully busy: as many;
+    /// overloaded: more), not from PELT util/runnable against
+    /// imbalance_pct.
+    fn fork_group_stats(&mut self, m: &Machine, group: &CpuSet) -> ForkGroupStats {
+        let mut load = 0u64;
+        let mut util = 0u64;
+        let mut nr = 0u64;
+        let mut idle = 0u64;
+        let mut capacity = 0u64;
+        for c in group.iter() {
+            load += self.fork_load(m, c);
+            util += self.cpu_util(m, c);
+            nr += m.rqs[c].nr_running as u64;
+            idle += m.is_idle(c) as u64;
+            capacity += m.topo.cpu(c).capacity;
+        }
+        let weight = group.count() as u64;
+        let kind = match nr.cmp(&weight) {
+            std::cmp::Ordering::Less => GroupKind::HasSpare,
+            std::cmp::Ordering::Equal => GroupKind::FullyBusy,
+            std::cmp::Ordering::Greater => GroupKind::Overloaded,
+        };
+        ForkGroupStats {
+            kind,
+            avg_load: load * 1024 / capacity.max(1),
+            util,
+            idle,
+        }
+    }
+
+    /// `sched_balance_find_dst_group` (6.12 fair.c): the idlest remote
+    /// group of `cpu`'s domain at `level`, or None to stay in the local
+    /// group.
+    fn find_dst_group(
+        &mut self,
+        m: &Machine,
+        p: TaskId,
+        cpu: CpuId,
+        level: usize,
+    ) -> Option<CpuSet> {
         let allowed = m.tasks[p].affinity;
-        let mut span = m.topo.all().and(&allowed);
-        for level in self.lb.levels_top_down(cpu) {
-            let groups = self.lb.groups_of(cpu, level);
-            let mut best: Option<(usize, u64, CpuSet)> = None;
-            for g in groups {
-                let g = g.and(&span);
-                if g.is_empty() {
-                    continue;
+        let (_, groups, pct) = self.lb.domain_shape(cpu, level);
+        let groups: Vec<CpuSet> = groups.to_vec();
+        let mut local: Option<ForkGroupStats> = None;
+        let mut idlest: Option<(CpuSet, ForkGroupStats)> = None;
+        for g in groups {
+            if g.and(&allowed).is_empty() {
+                continue;
+            }
+            let st = self.fork_group_stats(m, &g);
+            if g.contains(cpu) {
+                local = Some(st);
+                continue;
+            }
+            // update_pick_idlest
+            let better = match &idlest {
+                None => true,
+                Some((_, b)) => match st.kind.cmp(&b.kind) {
+                    std::cmp::Ordering::Less => true,
+                    std::cmp::Ordering::Greater => false,
+                    std::cmp::Ordering::Equal => match st.kind {
+                        GroupKind::HasSpare => {
+                            st.idle > b.idle || (st.idle == b.idle && st.util < b.util)
+                        }
+                        _ => st.avg_load < b.avg_load,
+                    },
+                },
+            };
+            if better {
+                idlest = Some((g, st));
+            }
+        }
+        let (group, idlest) = idlest?;
+        let Some(local) = local else {
+            return Some(group);
+        };
+        if local.kind != idlest.kind {
+            return (local.kind > idlest.kind).then_some(group);
+        }
+        match local.kind {
+            GroupKind::HasSpare => (local.idle < idlest.idle).then_some(group),
+            _ => {
+                let imbalance = 1024 * (pct - 100) / 100;
+                let stay = idlest.avg_load >= local.avg_load + imbalance
+                    || 100 * local.avg_load <= pct * idlest.avg_load;
+                (!stay).then_some(group)
+            }
+        }
+    }
+
+    /// `sched_balance_find_dst_cpu`: in `group`, an idle CPU (the most
+    /// recently idled; all idle states have the same exit latency here),
+    /// else the least loaded allowed CPU.
+    fn find_dst_cpu(&mut self, m: &Machine, p: TaskId, group: &CpuSet, this: CpuId) -> CpuId {
+        let allowed = m.tasks[p].affinity;
+        if group.count() == 1 {
+            return group.iter().next().unwrap_or(this);
+        }
+        let mut idlest: Option<(CpuId, Ns)> = None;
+        let mut least: Option<(CpuId, u64)> = None;
+        for c in group.and(&allowed).iter() {
+            if self.sched_idle_cpu(m, c) {
+                return c;
+            }
+            if m.is_idle(c) {
+                let stamp = m.rqs[c].idle_stamp.unwrap_or(0);
+                if idlest.is_none_or(|(_, s)| stamp > s) {
+                    idlest = Some((c, stamp));
                 }
-                let idle = g.iter().filter(|c| m.is_idle(*c)).count();
-                let load: u64 = g
-                    .iter()
-                    .map(|c| self.cpu_load(m, c) + 1024 * m.rqs[c].nr_running as u64)
-                    .sum();
-                let local = g.contains(cpu);
-                let better = match &best {
-                    None => true,
-                    Some((bi, bl, bg)) => {
-                        idle > *bi
-                            || (idle == *bi
-                                && (load < *bl && !bg.contains(cpu) || local && load <= *bl))
+            } else if idlest.is_none() {
+                let load = self.fork_load(m, c);
+                if least.is_none_or(|(_, l)| load < l) {
+                    least = Some((c, load));
+                }
+            }
+        }
+        idlest
+            .map(|(c, _)| c)
+            .or(least.map(|(c, _)| c))
+            .unwrap_or(this)
+    }
+
+    /// Fork placement, the slow path of `select_task_rq_fair`
+    /// (`sched_balance_find_dst_group`/`_cpu`, linux-smp.md §2): from the
+    /// highest domain of `cpu` down, move to the idlest group's idlest CPU,
+    /// then continue in that CPU's domains below the span just searched.
+    fn find_idlest_cpu(&mut self, m: &Machine, p: TaskId, cpu: CpuId) -> CpuId {
+        let mut cpu = cpu;
+        let Some(mut level) = self.lb.levels_top_down(cpu).first().copied() else {
+            return cpu;
+        };
+        loop {
+            let next = match self.find_dst_group(m, p, cpu, level) {
+                None => None,
+                Some(group) => {
+                    let new_cpu = self.find_dst_cpu(m, p, &group, cpu);
+                    (new_cpu != cpu).then_some(new_cpu)
+                }
+            };
+            match next {
+                None => match level.checked_sub(1) {
+                    Some(l) => level = l,
+                    None => return cpu,
+                },
+                Some(new_cpu) => {
+                    let weight = self.lb.domain_shape(cpu, level).0.count();
+                    cpu = new_cpu;
+                    match self.lb.highest_level_below(cpu, weight) {
+                        Some(l) => level = l,
+                        None => return cpu,
                     }
-                };
-                if better {
-                    best = Some((idle, load, g));
                 }
             }
-            if let Some((_, _, g)) = best {
-                span = g;
-            }
         }
-        let idle = span
-            .iter()
-            .filter(|c| m.is_idle(*c))
-            .max_by_key(|c| (m.rqs[*c].idle_stamp, std::cmp::Reverse(*c)));
-        if let Some(c) = idle {
-            return c;
-        }
-        span.iter()
-            .min_by_key(|c| (m.rqs[*c].nr_running, self.cpu_load(m, *c), *c))
-            .unwrap_or(cpu)
     }
 
     /// `select_task_rq_fair`.
