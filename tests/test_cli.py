@@ -57,7 +57,7 @@ def test_capacity_and_frequency_options(tmp_path):
     wl = tmp_path / "w.json"
     wl.write_text('{"global": {"calibration": 100}, "tasks": {"w": {"loop": 1, "run": 10000}}}')
     out = tmp_path / "o.json"
-    r = run("run", str(wl), "--capacity", "512", "--freq", "1000/2000", "--json", str(out))
+    r = run("run", str(wl), "--capacity", "512", "--freq", "1000/2000", "--json", str(out), "--zero-costs")
     assert r.returncode == 0, r.stderr
     assert json.loads(out.read_text())["tasks"][0]["turnaround_us"] == 40000.0
     bad = run("run", str(wl), "--cpus", "2", "--capacity", "512,512,512")

@@ -89,4 +89,6 @@ def test_repro_cfs_lab_simulator_half(tmp_path):
     assert cs[("cfs", 5)] < cs[("cfs", 1)] <= cs[("cfs", 0.2)]
     for row in rep["io"]:
         assert row["hog_switches"] >= 5000 > row["hog_switches_alone"]
-        assert row["io_cpu_ms"] < 20 and abs(row["io_wall_s"] - row["io_ideal_s"]) < 0.1
+        # 5000 sleeps, each 50 µs of timer slack and 8 µs of wakeup cost late:
+        # 0.29 s over the ideal (docs/model.md, "Wakeup costs").
+        assert row["io_cpu_ms"] < 20 and 0.25 < row["io_wall_s"] - row["io_ideal_s"] < 0.35

@@ -198,6 +198,7 @@ def simulate(
     governor: str = "userspace",
     freq_levels_mhz: Optional[Iterable[int]] = None,
     hotplug: Optional[str] = None,
+    zero_costs: bool = False,
 ) -> SimResult:
     """Simulate an rt-app workload (a path, a JSON string or a dict).
 
@@ -216,6 +217,9 @@ def simulate(
     ``llf`` or ``illf`` (seed 001). ``governor`` is ``userspace`` (the fixed ``freq_mhz``),
     ``performance``, ``powersave``, ``ondemand`` or ``schedule:T=MHZ,...``; ``freq_levels_mhz``
     lists the available frequencies. ``hotplug`` is a plan ``"T=-CPU,T=+CPU"`` (seconds).
+    ``zero_costs=True`` models a machine whose wakeup path costs nothing (no timer slack, wakeup,
+    idle-exit or IPI latency; docs/model.md "Wakeup costs"), for closed forms and for reproducing
+    simulators that model no overheads; ``set`` still overrides single costs.
     """
     policy = None
     if not isinstance(scheduler, str):
@@ -248,6 +252,7 @@ def simulate(
         "governor": governor,
         "freq_levels_mhz": [int(f) for f in freq_levels_mhz or []],
         "hotplug": hotplug,
+        "zero_costs": bool(zero_costs),
     }
     # The keys are the fields of the core's SimConfig, the one definition of each option.
     args = (text, source, json.dumps(config), progress)

@@ -121,6 +121,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="ordering of SCHED_DEADLINE tasks: the kernel's EDF, or LLF / ILLF (seed 001); "
                         "see 'schedlab schedulers'")
     r.add_argument("--hz", type=_positive, default=250)
+    r.add_argument("--zero-costs", action="store_true",
+                   help="no wakeup-path costs (timer slack, wakeup, idle exit, IPI): closed-form runs")
     r.add_argument("--duration", help="override global.duration: seconds or 500ms, 2s, ...")
     r.add_argument("--seed", type=_nonneg, default=0)
     r.add_argument("--set", action="append", default=[], metavar="K=V", help="set a tunable")
@@ -268,7 +270,8 @@ def _cmd_run(a: argparse.Namespace) -> int:
                            duration=a.duration, seed=a.seed, set=a.set,
                            trace=bool(a.trace), fairness_tasks=fairness, progress=bar,
                            capacity=a.capacity, freq_mhz=a.freq, dl_policy=a.dl_policy,
-                           governor=a.governor, freq_levels_mhz=a.freq_levels, hotplug=a.hotplug)
+                           governor=a.governor, freq_levels_mhz=a.freq_levels, hotplug=a.hotplug,
+                           zero_costs=a.zero_costs)
         finally:
             bar.done()
         results.append(res)

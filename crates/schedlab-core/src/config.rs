@@ -1,11 +1,18 @@
 //! Run configuration: scheduler choice, machine shape, tunable overrides.
 
 use crate::clock::Ns;
+use crate::engine::latency::LATENCY_TUNABLES;
 pub use crate::tunable::{Tunable, TunableSet};
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// Engine tunables, valid for every scheduler.
-pub const ENGINE_TUNABLES: &[Tunable] = &[
+pub const ENGINE_TUNABLES: &[Tunable] = &ENGINE_TUNABLE_ARRAY;
+
+const ENGINE_TUNABLE_ARRAY: [Tunable; BASE_TUNABLES.len() + LATENCY_TUNABLES.len()] =
+    crate::tunable::concat(&[BASE_TUNABLES, LATENCY_TUNABLES]);
+
+/// Engine tunables besides the wakeup path's (engine/latency.rs).
+const BASE_TUNABLES: &[Tunable] = &[
     Tunable {
         name: "max_threads",
         default: 100_000,
@@ -87,6 +94,11 @@ pub struct SimConfig {
     pub seed: u64,
     /// Tunable overrides (`--set`).
     pub set: Vec<(String, i64)>,
+    /// A closed-form machine: every wakeup-path cost (engine/latency.rs:
+    /// timer slack, wakeup, idle exit, IPI) is 0 unless `set` says
+    /// otherwise. For tests against closed forms and for reproducing
+    /// simulators that model no overheads.
+    pub zero_costs: bool,
     /// Record a trace.
     pub trace: bool,
     /// Tasks (by name) whose CPU times enter Jain's fairness index (empty = all).
@@ -119,6 +131,7 @@ impl Default for SimConfig {
             duration: None,
             seed: 0,
             set: vec![],
+            zero_costs: false,
             trace: false,
             fairness_tasks: vec![],
             dl_policy: "edf".into(),
@@ -126,6 +139,18 @@ impl Default for SimConfig {
             freq_levels_mhz: vec![],
             hotplug: vec![],
         }
+    }
+}
+
+impl SimConfig {
+    /// The tunable overrides of the run: the zero costs if asked for, then
+    /// `set` (later entries win).
+    pub fn overrides(&self) -> Vec<(String, i64)> {
+        let zero = crate::engine::latency::COST_TUNABLES
+            .iter()
+            .filter(|_| self.zero_costs)
+            .map(|n| (n.to_string(), 0));
+        zero.chain(self.set.iter().cloned()).collect()
     }
 }
 

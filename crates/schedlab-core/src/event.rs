@@ -49,6 +49,11 @@ pub enum EventKind {
         /// Index into `SimConfig::hotplug`.
         idx: usize,
     },
+    /// A wakeup's deferred resched of a CPU (engine/latency.rs).
+    Resched {
+        /// CPU to reschedule.
+        cpu: CpuId,
+    },
     /// The configured duration is over.
     End,
 }

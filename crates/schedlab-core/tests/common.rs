@@ -9,10 +9,12 @@ use schedlab_core::workload::Workload;
 
 pub const BOTH: [&str; 2] = ["eevdf", "cfs"];
 
+/// A closed-form machine (no wakeup-path costs) with `cpus` CPUs.
 pub fn cfg(kind: &str, cpus: usize) -> SimConfig {
     SimConfig {
         scheduler: kind.into(),
         cpus,
+        zero_costs: true,
         ..SimConfig::default()
     }
 }

@@ -16,6 +16,7 @@ use schedlab_core::task::TaskId;
 
 fn cfg(sched: &str, cpus: usize, set: &[(&str, i64)]) -> SimConfig {
     SimConfig {
+        zero_costs: true,
         scheduler: sched.into(),
         cpus,
         set: set.iter().map(|(k, v)| (k.to_string(), *v)).collect(),

@@ -49,6 +49,7 @@ impl FairHooks for UrgentFirst {
 fn run_with(text: &str, hooks: fn() -> Box<dyn FairHooks>) -> RunResult {
     let wl = Workload::from_rtapp("test", text).expect("workload");
     let cfg = SimConfig {
+        zero_costs: true,
         trace: true,
         ..SimConfig::default()
     };

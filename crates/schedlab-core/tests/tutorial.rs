@@ -36,6 +36,7 @@ fn run(text: &str, cfg: SimConfig) -> RunResult {
 
 fn cfg(sched: &str, cpus: usize) -> SimConfig {
     SimConfig {
+        zero_costs: true,
         scheduler: sched.into(),
         cpus,
         ..SimConfig::default()

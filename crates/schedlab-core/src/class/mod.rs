@@ -265,6 +265,14 @@ pub trait SchedClass {
         false
     }
 
+    /// Whether this class asks for preemption with `resched_curr_lazy`
+    /// (6.13+: the fair class's tick and wakeup preemption), which under
+    /// `preempt=lazy` sends no IPI to a remote CPU (engine/latency.rs).
+    /// Default: false (`resched_curr`).
+    fn lazy_resched(&self) -> bool {
+        false
+    }
+
     /// `update_curr`: bring the current task's runtime accounting up to
     /// `m.now` (called before the engine reads class state for reports).
     fn update_curr(&mut self, m: &mut Machine, cpu: CpuId);

@@ -478,7 +478,9 @@ impl Simulator {
                     self.move_queued_task(t, dst);
                     return;
                 }
+                let target = self.wake_target(prev_cpu, waker.cpu);
                 self.wakeup_preempt(prev_cpu, t, WakeFlags::TTWU);
+                self.delay_wakeup_resched(t, target);
                 return;
             }
             OnRq::No => {}
@@ -500,9 +502,11 @@ impl Simulator {
             flags = flags | EnqueueFlags::MIGRATED;
             wf = wf | WakeFlags::MIGRATED;
         }
+        let target = self.wake_target(cpu, waker.cpu);
         self.activate(t, cpu, flags);
         self.m.trace(cpu, TraceEvent::Wakeup { task: t });
         self.wakeup_preempt(cpu, t, wf);
+        self.delay_wakeup_resched(t, target);
     }
 
     /// Create a thread of task object `def` (`wake_up_new_task`).
@@ -598,9 +602,11 @@ impl Simulator {
             cpu = self.fallback_cpu(id);
         }
         self.m.tasks[id].cpu = cpu;
+        let target = self.wake_target(cpu, parent_cpu);
         self.activate(id, cpu, EnqueueFlags::INITIAL);
         self.m.trace(cpu, TraceEvent::WakeupNew { task: id });
         self.wakeup_preempt(cpu, id, WakeFlags::FORK);
+        self.delay_wakeup_resched(id, target);
         id
     }
 
@@ -615,6 +621,7 @@ impl Simulator {
 
     /// The current task `t` sleeps until `until`.
     pub(crate) fn sleep_until(&mut self, t: TaskId, until: Ns) {
+        let until = until.saturating_add(self.costs.slack_for(self.m.tasks[t].policy));
         self.block(t);
         let gen = self.m.tasks[t].sleep_gen;
         self.events

@@ -15,6 +15,7 @@ mod custom;
 pub mod exec;
 pub mod governor;
 pub mod hotplug;
+pub mod latency;
 mod noise;
 pub mod sync;
 mod validate;
@@ -95,6 +96,7 @@ pub struct Simulator {
     finished_at: Option<Ns>,
     cs_cost: Ns,
     mig_cost: Ns,
+    costs: latency::WakeCosts,
     calib_rate: (u64, u64),
     ns_per_loop: Option<u64>,
     instance_counter: Vec<u32>,
@@ -139,8 +141,9 @@ impl Simulator {
         cfg: SimConfig,
         custom: Option<CustomStack<'_>>,
     ) -> Result<Self, SimError> {
+        let overrides = cfg.overrides();
         let resolved = match &custom {
-            None => crate::registry::resolve(&cfg.scheduler, &cfg.dl_policy, &cfg.set),
+            None => crate::registry::resolve(&cfg.scheduler, &cfg.dl_policy, &overrides),
             // No `+policy`: a custom stack names no fair-class hooks.
             Some(c) => crate::registry::resolve_with(
                 c.def,
@@ -148,7 +151,7 @@ impl Simulator {
                 &cfg.scheduler,
                 &cfg.scheduler,
                 &cfg.dl_policy,
-                &cfg.set,
+                &overrides,
             ),
         }
         .map_err(SimError::Config)?;
@@ -234,6 +237,7 @@ impl Simulator {
             classes: Stack::new(),
             cs_cost: tunables.get("context_switch_ns").unwrap_or(0) as Ns,
             mig_cost: tunables.get("migration_ns").unwrap_or(0) as Ns,
+            costs: latency::WakeCosts::from_tunables(&tunables),
             tunables,
             events: EventQueue::default(),
             sync: SyncState::default(),
@@ -520,8 +524,11 @@ impl Simulator {
             EventKind::GovernorTick => self.governor_tick(),
             EventKind::Hotplug { idx } => self.hotplug(idx),
             EventKind::ClassTimer { class, cpu, tag } => {
+                let before: Vec<bool> = self.m.rqs.iter().map(|r| r.need_resched).collect();
                 self.classes.get(class).timer(&mut self.m, cpu, tag);
+                self.delay_timer_rescheds(class, cpu, &before);
             }
+            EventKind::Resched { cpu } => self.deferred_resched(cpu),
             EventKind::End => self.finished_at = Some(self.m.now),
         }
         Ok(())

@@ -768,6 +768,10 @@ impl SchedClass for Fair {
         self.hooks.thread_count_aware()
     }
 
+    fn lazy_resched(&self) -> bool {
+        true
+    }
+
     fn update_curr(&mut self, m: &mut Machine, cpu: CpuId) {
         if let Some(t) = m.rqs[cpu].curr {
             self.update_curr_chain(m, t);

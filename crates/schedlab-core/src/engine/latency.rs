@@ -1,0 +1,210 @@
+//! The wakeup path's costs (shootout.md §5.1, issue 13): what lies between
+//! `sched_waking` and the `sched_switch` that runs the wakee on a real
+//! machine, and the preemption model that decides when a granted
+//! preemption takes effect.
+//!
+//! * Timer slack (`timer_slack_ns`, hrtimer.c: `hrtimer_nanosleep` uses
+//!   `current->timer_slack_ns`, 0 for RT/DL tasks via `rt_or_dl_task`): a
+//!   sleeping SCHED_OTHER/BATCH/IDLE task's timer fires that much after the
+//!   requested time (on a quiet CPU the hrtimer is programmed for the end of
+//!   the slack window).
+//! * Wakeup cost (`wakeup_ns`): IRQ entry, `try_to_wake_up` and `__schedule`
+//!   up to the switch, for a wakeup whose target reschedules.
+//! * Idle exit (`idle_exit_ns`): the target CPU was idle (halted vCPU or a
+//!   C-state) and must wake first.
+//! * Remote wakeup (`ipi_ns`): the target is not the CPU running
+//!   `try_to_wake_up`; the resched (or wake-list) IPI adds this.
+//! * Preemption model (`preempt_model`): the simulated tasks run user code
+//!   only, where none, voluntary and full all preempt at IRQ exit, so they
+//!   behave alike. `lazy` (6.13+) differs for the classes that call
+//!   `resched_curr_lazy` (`SchedClass::lazy_resched`, the fair class): a
+//!   lazy request to a remote busy CPU sends no IPI and is acted on at
+//!   that CPU's next tick.
+//!
+//! The delays apply only when a wakeup (or a new task) makes its target CPU
+//! reschedule; the switch itself then costs `context_switch_ns` as before.
+//! With every cost 0 (`zero_costs`) the engine behaves exactly as without
+//! this module. Defaults are measured on a 2-vCPU Firecracker VM running
+//! Linux 6.18 (HZ 250, preempt=none), docs/model.md "Wakeup costs".
+
+use super::Simulator;
+use crate::clock::Ns;
+use crate::config::TunableSet;
+use crate::cpuset::CpuId;
+use crate::event::EventKind;
+use crate::task::TaskId;
+use crate::tunable::Tunable;
+use crate::workload::Policy;
+
+/// `preempt=` values, in `preempt_model` order.
+pub const PREEMPT_MODELS: [&str; 4] = ["none", "voluntary", "full", "lazy"];
+
+/// The tunables `SimConfig::zero_costs` sets to 0.
+pub const COST_TUNABLES: [&str; 4] = ["timer_slack_ns", "wakeup_ns", "idle_exit_ns", "ipi_ns"];
+
+/// The wakeup path's tunables (engine tunables, every scheduler).
+pub const LATENCY_TUNABLES: &[Tunable] = &[
+    Tunable {
+        name: "timer_slack_ns",
+        default: 50_000,
+        min: 0,
+        max: 100_000_000,
+        unit: "ns",
+        doc: "hrtimer slack of sleeping SCHED_OTHER/BATCH/IDLE tasks (the kernel's default timer_slack_ns; RT and DEADLINE tasks have none)",
+    },
+    Tunable {
+        name: "wakeup_ns",
+        default: 8_000,
+        min: 0,
+        max: 10_000_000,
+        unit: "ns",
+        doc: "sched_waking to sched_switch when the wakeup preempts a busy CPU locally (IRQ entry, try_to_wake_up, __schedule); measured p50 of an RT wakee beside hogs on a 2-vCPU 6.18 VM",
+    },
+    Tunable {
+        name: "idle_exit_ns",
+        default: 12_000,
+        min: 0,
+        max: 10_000_000,
+        unit: "ns",
+        doc: "extra latency when the target CPU was idle (halted vCPU / C-state exit); measured on a 2-vCPU 6.18 VM: wakeup p50 20 us onto an idle CPU against 8 us onto a busy one",
+    },
+    Tunable {
+        name: "ipi_ns",
+        default: 5_000,
+        min: 0,
+        max: 10_000_000,
+        unit: "ns",
+        doc: "extra latency of a remote wakeup or preemption (resched / wake-list IPI); shootout.md 5.1 row 4 (VM exits add >= 5 us)",
+    },
+    Tunable {
+        name: "preempt_model",
+        default: 0,
+        min: 0,
+        max: 3,
+        unit: "",
+        doc: "preemption model: 0 none, 1 voluntary, 2 full, 3 lazy (user-mode tasks see no difference among 0-2; with 3 a fair-class preemption of a remote busy CPU waits for its next tick)",
+    },
+];
+
+/// The costs of one run, from its tunables.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WakeCosts {
+    timer_slack: Ns,
+    wakeup: Ns,
+    idle_exit: Ns,
+    ipi: Ns,
+    lazy: bool,
+}
+
+impl WakeCosts {
+    /// Read the tunables (absent ones count as 0: custom stacks in tests).
+    pub fn from_tunables(t: &TunableSet) -> WakeCosts {
+        let get = |n: &str| t.get(n).unwrap_or(0).max(0) as Ns;
+        WakeCosts {
+            timer_slack: get("timer_slack_ns"),
+            wakeup: get("wakeup_ns"),
+            idle_exit: get("idle_exit_ns"),
+            ipi: get("ipi_ns"),
+            lazy: get("preempt_model") == 3,
+        }
+    }
+
+    /// Slack added to a sleep of a task with `policy`.
+    pub fn slack_for(&self, policy: Policy) -> Ns {
+        if policy.is_rt() || policy == Policy::Deadline {
+            0
+        } else {
+            self.timer_slack
+        }
+    }
+}
+
+/// What the wakeup path knew before it asked the target CPU to reschedule.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct WakeTarget {
+    /// Target CPU.
+    pub cpu: CpuId,
+    /// CPU running `try_to_wake_up` (or the fork).
+    pub from: CpuId,
+    /// The target was idle.
+    pub was_idle: bool,
+    /// It already had a resched pending (the wakeup adds no delay then).
+    pub had_resched: bool,
+}
+
+impl Simulator {
+    /// Note the target's state before a wakeup enqueues `t` there.
+    pub(crate) fn wake_target(&self, cpu: CpuId, from: CpuId) -> WakeTarget {
+        WakeTarget {
+            cpu,
+            from,
+            was_idle: self.m.rqs[cpu].curr.is_none(),
+            had_resched: self.m.rqs[cpu].need_resched,
+        }
+    }
+
+    /// After `wakeup_preempt` for wakee `t`: if it asked `w.cpu` to
+    /// reschedule, defer that by the wakeup path's costs.
+    pub(crate) fn delay_wakeup_resched(&mut self, t: TaskId, w: WakeTarget) {
+        let class = self.class_of(t);
+        self.delay_resched(class, w);
+    }
+
+    /// A class timer of class `class` fired on `from` (an hrtimer IRQ:
+    /// DEADLINE replenishment, RT unthrottling, sched_ext timers): every
+    /// CPU it newly asked to reschedule pays the wakeup path's costs, as a
+    /// wakeup from that IRQ would. `before`: each CPU's need_resched
+    /// before the timer ran.
+    pub(crate) fn delay_timer_rescheds(&mut self, class: usize, from: CpuId, before: &[bool]) {
+        for (cpu, had_resched) in before.iter().enumerate() {
+            let w = WakeTarget {
+                cpu,
+                from,
+                was_idle: self.m.rqs[cpu].curr.is_none(),
+                had_resched: *had_resched,
+            };
+            self.delay_resched(class, w);
+        }
+    }
+
+    fn delay_resched(&mut self, class: usize, w: WakeTarget) {
+        let rq = &self.m.rqs[w.cpu];
+        if w.had_resched || !rq.need_resched {
+            return;
+        }
+        let c = &self.costs;
+        let remote = w.cpu != w.from;
+        let mut at = self.m.now + c.wakeup;
+        if w.was_idle {
+            at += c.idle_exit;
+        }
+        if remote {
+            at += c.ipi;
+        }
+        let lazy_class = self.classes.get_ref(class).lazy_resched();
+        if c.lazy && remote && !w.was_idle && lazy_class {
+            at = at.max(self.next_tick_of(w.cpu));
+        }
+        if at > self.m.now {
+            self.m.rqs[w.cpu].need_resched = false;
+            self.events.push(at, EventKind::Resched { cpu: w.cpu });
+        }
+    }
+
+    /// When the periodic tick next hits `cpu` (ticks at or after now).
+    fn next_tick_of(&self, cpu: CpuId) -> Ns {
+        let (at, next_cpu) = self.next_tick;
+        if cpu >= next_cpu {
+            at
+        } else {
+            at + self.m.tick_ns()
+        }
+    }
+
+    /// A deferred wakeup resched arrives.
+    pub(crate) fn deferred_resched(&mut self, cpu: CpuId) {
+        if self.m.online.contains(cpu) {
+            self.m.resched(cpu);
+        }
+    }
+}

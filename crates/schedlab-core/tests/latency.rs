@@ -1,0 +1,114 @@
+//! The wakeup path's costs (engine/latency.rs, shootout.md §5.1): each
+//! delay appears in the measured wakeup latency exactly as the model adds
+//! it, the timer slack delays SCHED_OTHER sleeps only, zero-cost mode has
+//! none of it, and `preempt=lazy` makes a remote fair-class preemption
+//! wait for the target's tick.
+
+mod common;
+use common::*;
+use schedlab_core::config::SimConfig;
+
+const WAKEUP: i64 = 8_000;
+const IDLE_EXIT: i64 = 12_000;
+const IPI: i64 = 5_000;
+const SLACK: i64 = 50_000;
+
+fn costs(kind: &str, cpus: usize, extra: &[(&str, i64)]) -> SimConfig {
+    let mut c = cfg(kind, cpus);
+    c.zero_costs = false;
+    c.set = [
+        ("wakeup_ns", WAKEUP),
+        ("idle_exit_ns", IDLE_EXIT),
+        ("ipi_ns", IPI),
+        ("timer_slack_ns", SLACK),
+    ]
+    .iter()
+    .chain(extra)
+    .map(|(k, v)| (k.to_string(), *v))
+    .collect();
+    c
+}
+
+fn us(ns: i64) -> f64 {
+    ns as f64 / 1000.0
+}
+
+const SLEEPER: &str = r#"{"global": {"duration": 1},
+    "tasks": {"io": {"loop": -1, "run": 100, "sleep": 5000}}}"#;
+
+#[test]
+fn a_wakeup_onto_an_idle_cpu_pays_wakeup_and_idle_exit() {
+    // The timer fires on the sleeper's own idle CPU: local, idle target.
+    let r = run(SLEEPER, costs("eevdf", 2, &[]));
+    let io = task(&r, "io");
+    assert!(io.wakeups > 100);
+    assert_eq!(io.wakeup_latency_min_us, us(WAKEUP + IDLE_EXIT));
+    assert_eq!(io.wakeup_latency_max_us, us(WAKEUP + IDLE_EXIT));
+    // Each loop takes run + sleep + slack + the wakeup latency.
+    let period = 100 + 5000 + (SLACK + WAKEUP + IDLE_EXIT) as u64 / 1000;
+    let loops = io.loops_done;
+    assert!(
+        loops == 1_000_000 / period || loops == 1_000_000 / period + 1,
+        "{loops} loops of {period} us"
+    );
+}
+
+#[test]
+fn zero_costs_wake_at_once() {
+    let r = run(SLEEPER, cfg("eevdf", 2));
+    let io = task(&r, "io");
+    assert_eq!(io.wakeup_latency_max_us, 0.0);
+    assert!(io.loops_done >= 1_000_000 / 5100);
+}
+
+#[test]
+fn an_rt_wakee_preempting_a_hog_pays_the_wakeup_cost_without_slack() {
+    // One CPU: the FIFO sleeper's timer fires on the CPU the hog runs on.
+    let text = r#"{"global": {"duration": 1},
+        "tasks": {"rt": {"loop": -1, "policy": "SCHED_FIFO", "priority": 10,
+                          "run": 100, "sleep": 5000},
+                  "hog": {"run": 10000000}}}"#;
+    let r = run(text, costs("eevdf", 1, &[]));
+    let rt = task(&r, "rt");
+    assert_eq!(rt.wakeup_latency_min_us, us(WAKEUP));
+    assert_eq!(rt.wakeup_latency_max_us, us(WAKEUP));
+    // No slack for RT: each loop is run + sleep + latency.
+    let period = 100 + 5000 + WAKEUP as u64 / 1000;
+    assert!(rt.loops_done >= 1_000_000 / period, "{}", rt.loops_done);
+}
+
+/// A waker on CPU 0 resumes a sleeper pinned to CPU 1, where a hog runs.
+const REMOTE: &str = r#"{"global": {"duration": 1},
+    "tasks": {"waker": {"loop": -1, "cpus": [0], "run": 50, "sleep": 3000, "resume": "wakee"},
+              "wakee": {"loop": -1, "cpus": [1], "suspend": "wakee", "run": 50},
+              "hog": {"cpus": [1], "run": 10000000}}}"#;
+
+#[test]
+fn a_remote_wakeup_pays_the_ipi() {
+    let r = run(REMOTE, costs("eevdf", 2, &[]));
+    let w = task(&r, "wakee");
+    assert!(w.wakeups > 100, "{}", w.wakeups);
+    // A granted preemption costs wakeup + IPI (the wakee has slept, so it
+    // wins most picks; p50 is read from a histogram with 0.1 % buckets).
+    let expect = us(WAKEUP + IPI);
+    assert!(
+        (w.wakeup_latency_p50_us - expect).abs() < expect / 500.0,
+        "{w:?}"
+    );
+}
+
+#[test]
+fn lazy_preemption_of_a_remote_busy_cpu_waits_for_its_tick() {
+    let full = run(REMOTE, costs("eevdf", 2, &[("preempt_model", 2)]));
+    let lazy = run(REMOTE, costs("eevdf", 2, &[("preempt_model", 3)]));
+    let (f, l) = (task(&full, "wakee"), task(&lazy, "wakee"));
+    // With full preemption the wakee runs after wakeup + IPI when it wins
+    // the pick (it has slept, so it usually does); lazily it waits for
+    // CPU 1's next tick: between 0 and 4 ms (HZ 250), 2 ms on average.
+    assert!(f.wakeup_latency_p50_us < 100.0, "{f:?}");
+    assert!(l.wakeup_latency_p50_us > 100.0, "{l:?}");
+    assert!(
+        l.wakeup_latency_max_us <= 4000.0 + us(WAKEUP + IPI),
+        "{l:?}"
+    );
+}
