@@ -180,9 +180,8 @@ def _markdown(res: dict, spec: dict, pols: List[str], figures: List[str]) -> str
         "# Seed 001: ILLF (improved least laxity first) reproduced",
         "",
         f"Simulator, {plat['cpus']} CPUs, HZ {plat['hz']}, {plat['duration_s']} s per point, "
-        + ("a machine without wakeup costs (" + plat["zero_costs_why"] + "), " if plat.get("zero_costs") else "")
-        + 
-        "SCHED_DEADLINE tasks with runtime = WCET, ordered by the kernel's EDF, LLF or ILLF "
+        + (f"a machine without wakeup costs ({plat['zero_costs_why']}), " if plat.get("zero_costs") else "")
+        +         "SCHED_DEADLINE tasks with runtime = WCET, ordered by the kernel's EDF, LLF or ILLF "
         "(`schedlab run --dl-policy`). Switch rates are task context switches per CPU per second "
         "(switches between two tasks; the seed's Definition 4). Every switch, idle included, is in "
         "report.json as `all_switches_per_cpu_s`.",
