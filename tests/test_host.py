@@ -156,6 +156,19 @@ def test_hogs_measured_and_cleaned_up(tmp_path):
     # The trace agrees with the kernel's own counters (schedstat), switch for switch.
     for name, c in facts["crosscheck"].items():
         assert abs(c["nivcsw"][0] - c["nivcsw"][1]) <= 2, (name, c)
+        assert c["agrees"] and tasks[name]["unreliable"] is None, (name, c)
+        # /proc is the authority for CPU time and switches.
+        assert tasks[name]["cpu_time_us"] == c["cpu_ms"][1] * 1000 or abs(
+            tasks[name]["cpu_time_us"] - c["cpu_ms"][1] * 1000) < 1, (name, c)
+    # Run-level counts cover the workload's threads only, as in the simulator: the pinned hogs
+    # never migrate, so neither does the run, whatever else the machine ran.
+    assert m["migrations"] == sum(t["migrations"] for t in tasks.values()) == 0
+    # Every switch counted involves a hog: at most both hogs' switches in and out.
+    assert m["context_switches"] <= 2 * sum(t["nvcsw"] + t["nivcsw"] + 1 for t in tasks.values())
+    # The start release is a wakeup on both sides.
+    assert all(t["wakeups"] >= 1 for t in tasks.values())
+    # What a trace cannot tell is null, not 0.
+    assert all(t["loops_done"] is None and t["deadline_misses"] is None for t in tasks.values())
     assert facts["hz"] and facts["kernel"] and "lockdown" in facts
     assert _state() == before
 

@@ -301,7 +301,8 @@ def _atomic_write(path: str, text: str) -> None:
 
 
 def import_trace(path: Union[str, os.PathLike[str]], tolerant: bool = False,
-                 window: Optional[Tuple[int, int]] = None) -> ImportedTrace:
+                 window: Optional[Tuple[int, int]] = None,
+                 workload_pids: Optional[Iterable[int]] = None) -> ImportedTrace:
     """Read a scheduler trace (tracefs ``trace``, ``trace-cmd report`` or ``perf script`` text).
 
     Strict mode raises :class:`TraceError` naming the first line whose transitions do not chain;
@@ -309,10 +310,13 @@ def import_trace(path: Union[str, os.PathLike[str]], tolerant: bool = False,
     (fields a trace cannot show stay empty), the trace for Perfetto/ftrace export, and a workload
     that replays each task's CPU bursts and sleeps. ``window`` = (start, end) in the trace's own
     ns (tracefs ``mono`` clock: CLOCK_MONOTONIC) measures only that stretch: times are clipped to
-    it and switches, latencies and migrations counted only inside it.
+    it and switches, latencies and migrations counted only inside it. ``workload_pids`` restricts
+    the run-level counts (switches, migrations, wakeups) to those threads, as in the simulator,
+    whose runs hold only the workload's threads. Metrics a trace cannot tell are null.
     """
     p = os.fspath(path)
     with open(p, encoding="utf-8", errors="replace") as f:
         text = f.read()
-    native, repairs, skipped, workload = _native.import_trace(p, text, tolerant, window)
+    pids = None if workload_pids is None else [int(x) for x in workload_pids]
+    native, repairs, skipped, workload = _native.import_trace(p, text, tolerant, window, pids)
     return ImportedTrace(SimResult(native), list(repairs), skipped, workload)

@@ -40,8 +40,9 @@ def _key(t: dict, match: str) -> str:
     return t["name"]
 
 
-def rel(a: float, b: float) -> Optional[float]:
-    return None if a == 0 else (b - a) / a
+def rel(a: Optional[float], b: Optional[float]) -> Optional[float]:
+    """(b − a) / a; None where either was not measured (null) or a is 0."""
+    return None if a is None or b is None or a == 0 else (b - a) / a
 
 
 def compare(a: dict, b: dict, match: str = "name") -> Dict[str, object]:
@@ -60,10 +61,13 @@ def compare(a: dict, b: dict, match: str = "name") -> Dict[str, object]:
 
 
 def table(c: Dict[str, object], name_a: str, name_b: str) -> str:
-    def cell(v: Tuple[float, float, Optional[float]]) -> str:
+    def cell(v: Tuple[Optional[float], Optional[float], Optional[float]]) -> str:
         a, b, r = v
         pct = "  n/a" if r is None else f"{100 * r:+5.0f}%"
-        fmt = (lambda x: f"{x:.3f}") if isinstance(a, float) and abs(a) < 10 else (lambda x: f"{x:.0f}")
+        small = isinstance(a, float) and abs(a) < 10
+
+        def fmt(x: Optional[float]) -> str:  # null: not measured on that side
+            return "-" if x is None else f"{x:.3f}" if small else f"{x:.0f}"
         return f"{fmt(a):>8} {fmt(b):>8} {pct}"
 
     lines = [f"A = {name_a}, B = {name_b}; each cell: A, B, (B-A)/A",

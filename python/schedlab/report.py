@@ -8,7 +8,9 @@ from .api import SimResult
 
 
 def _fmt(v: object, width: int) -> str:
-    if isinstance(v, float):
+    if v is None:  # not measured (a trace cannot tell), or withheld as unreliable
+        s = "-"
+    elif isinstance(v, float):
         s = f"{v:.1f}" if abs(v) >= 10 else f"{v:.3f}"
     else:
         s = str(v)
@@ -46,12 +48,12 @@ def task_table(r: SimResult) -> str:
         row = []
         for i, (_, k, w) in enumerate(cols):
             v = _prio(t) if k == "prio" else t[k]
-            if k in ("cpu_time_us", "wait_time_us"):
+            if k in ("cpu_time_us", "wait_time_us") and v is not None:
                 v = v / 1000.0
             row.append(str(v)[:w].ljust(w) if i == 0 else _fmt(v, w))
         lines.append(" ".join(row))
     lines.append("latencies in µs (waking to running); times in ms; prio: nice, FF/RR + RT priority, DL; "
-                 "miss: jobs past their deadline")
+                 "miss: jobs past their deadline; -: not measured, or withheld as unreliable")
     for w in m["warnings"]:
         lines.append(f"warning: {w}")
     return "\n".join(lines)

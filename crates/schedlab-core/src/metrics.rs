@@ -105,6 +105,8 @@ described! {
         pub response_max_us: Option<f64>,
         /// CPU at the end of the run.
         pub cpu: usize,
+        /// Host runs: why this thread's trace-derived metrics (wakeups, latencies, migrations) are withheld as null, with the size of the disagreement between its trace and its /proc counters; null when they agree, and always in the simulator.
+        pub unreliable: Option<Vec<String>>,
     }
 }
 
@@ -177,6 +179,71 @@ described! {
         pub tasks: Vec<TaskMetrics>,
         /// Per CPU.
         pub cpu: Vec<CpuMetrics>,
+    }
+}
+
+/// What a recorded trace cannot tell (trace/measure.rs): serialised as
+/// null, never as 0, for metrics measured from a trace (`scheduler` is
+/// `"trace"`): run-level fields.
+pub const TRACE_UNMEASURED_RUN: &[&str] = &[
+    "dl_policy",
+    "governor",
+    "hz",
+    "seed",
+    "balance_migrations",
+    "policy_updates",
+    "policy_overhead_us",
+    "work_done_us",
+    "tunables",
+];
+
+/// Task fields a trace cannot tell.
+pub const TRACE_UNMEASURED_TASK: &[&str] = &[
+    "group",
+    "work_done_us",
+    "loops_done",
+    "activations",
+    "missed_activations",
+    "jobs_released",
+    "jobs_completed",
+    "deadline_misses",
+    "max_tardiness_us",
+    "cpu",
+];
+
+/// CPU fields a trace cannot tell.
+pub const TRACE_UNMEASURED_CPU: &[&str] = &["avg_freq_mhz"];
+
+impl RunMetrics {
+    /// The metrics as JSON, with what was not measured as null: for an
+    /// imported trace the fields in `TRACE_UNMEASURED_*` (the simulator
+    /// measures every field).
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
+        if self.scheduler != "trace" {
+            return v;
+        }
+        let null = |obj: &mut serde_json::Value, keys: &[&str]| {
+            if let Some(o) = obj.as_object_mut() {
+                for k in keys {
+                    if let Some(x) = o.get_mut(*k) {
+                        *x = serde_json::Value::Null;
+                    }
+                }
+            }
+        };
+        null(&mut v, TRACE_UNMEASURED_RUN);
+        for (list, keys) in [
+            ("tasks", TRACE_UNMEASURED_TASK),
+            ("cpu", TRACE_UNMEASURED_CPU),
+        ] {
+            if let Some(items) = v.get_mut(list).and_then(|x| x.as_array_mut()) {
+                for item in items {
+                    null(item, keys);
+                }
+            }
+        }
+        v
     }
 }
 
@@ -348,6 +415,7 @@ pub fn collect(
             response_avg_us: js.response_avg_us,
             response_max_us: js.response_max.map(to_us),
             cpu: t.cpu,
+            unreliable: None,
         });
     }
     let cpu: Vec<CpuMetrics> = m

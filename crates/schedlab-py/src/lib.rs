@@ -121,7 +121,8 @@ fn write_atomic(path: &str, bytes: &[u8]) -> PyResult<()> {
 impl PyRunResult {
     /// Metrics as a JSON string.
     fn metrics_json(&self) -> PyResult<String> {
-        serde_json::to_string(&self.0.metrics).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+        serde_json::to_string(&self.0.metrics.to_json())
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))
     }
 
     /// Timer activations as (task index, time µs, slack µs).
@@ -237,19 +238,21 @@ fn simulate(
 
 /// Import a scheduler trace (`text`, named `source` in errors): returns
 /// (result with metrics and trace, repairs, skipped lines, replay workload JSON);
-/// `window` (trace ns) limits what the metrics measure.
+/// `window` (trace ns) limits what the metrics measure; `workload_pids`
+/// restricts the run-level counts to those threads (the host runner).
 #[pyfunction]
-#[pyo3(signature = (source, text, tolerant, window=None))]
+#[pyo3(signature = (source, text, tolerant, window=None, workload_pids=None))]
 fn import_trace(
     source: &str,
     text: &str,
     tolerant: bool,
     window: Option<(u64, u64)>,
+    workload_pids: Option<Vec<u32>>,
 ) -> PyResult<(PyRunResult, Vec<String>, usize, String)> {
     let imp = schedlab_core::trace::import::import_window(text, tolerant, window)
         .map_err(|e| TraceError::new_err(format!("{source}: {e}")))?;
     let result = RunResult {
-        metrics: imp.metrics(),
+        metrics: imp.metrics_for(workload_pids.as_deref()),
         activations: vec![],
         jobs: vec![],
         trace: Some(imp.data.clone()),

@@ -49,6 +49,7 @@ from .probe import (
     probe,
     read,
 )
+from .reconcile import reconcile
 from .undo import Journal, die_with_parent, remove_tmp, write
 
 WORKER = os.path.join(os.path.dirname(__file__), "..", "..", "..", "target", "release", "schedlab-worker")
@@ -176,16 +177,24 @@ def _launch(worker: str, plan: Plan, tmp: str, journal: Journal,
     return workers
 
 
+def _worker_lines(outs: List[str]) -> List[Dict[str, Any]]:
+    return [json.loads(line) for out in outs for line in out.splitlines()]
+
+
+def _worker_tids(outs: List[str]) -> List[int]:
+    """The workload threads' tids, from the workers' outputs."""
+    return sorted({int(d["tid"]) for d in _worker_lines(outs)})
+
+
 def _results(res: SimResult, outs: List[str], info: Dict[str, Any]) -> SimResult:
-    """Keep the worker threads, named as in the workload; set the /proc counters beside them."""
+    """Keep the worker threads, named as in the workload, with their /proc counters as the
+    authority (reconcile.py)."""
     tids: Dict[int, str] = {}
     threads: Dict[str, Dict[str, Any]] = {}
-    for out in outs:
-        for line in out.splitlines():
-            d = json.loads(line)
-            tids.setdefault(int(d["tid"]), d["thread"])
-            if "finished_ns" in d:
-                threads[d["thread"]] = {**d, "wall_ns": d["finished_ns"] - info["start_ns"]}
+    for d in _worker_lines(outs):
+        tids.setdefault(int(d["tid"]), d["thread"])
+        if "finished_ns" in d:
+            threads[d["thread"]] = {**d, "wall_ns": d["finished_ns"] - info["start_ns"]}
     info["threads"] = threads
     m = dict(res.metrics)
     mine = [t for t in m["tasks"] if t["pid"] in tids]
@@ -195,7 +204,9 @@ def _results(res: SimResult, outs: List[str], info: Dict[str, Any]) -> SimResult
         # Times other tasks left a CPU (each ran once before): how often the run was interrupted.
         "runs": sum(t["nvcsw"] + t["nivcsw"] for t in others),
         "top": [(t["name"], round(t["cpu_time_us"] / 1000, 3)) for t in others[:5]]}
-    m["tasks"] = [{**t, "name": tids[t["pid"]]} for t in mine]
+    rows, cross, disagree = reconcile([{**t, "name": tids[t["pid"]]} for t in mine], threads,
+                                      m["duration_us"], info["cpu_ms"])
+    m["tasks"] = rows
     m["fairness_tasks"] = [t["name"] for t in m["tasks"]]
     xs = [t["cpu_time_us"] for t in m["tasks"]]
     # Jain's index over the workload's threads only (the trace's other tasks left out).
@@ -203,20 +214,7 @@ def _results(res: SimResult, outs: List[str], info: Dict[str, Any]) -> SimResult
     warnings = list(m["warnings"])
     if info["dropped_events"]:
         warnings.append(f"{info['dropped_events']} trace events dropped")
-    cross = {}
-    for t in m["tasks"]:
-        th = threads.get(t["name"])
-        if not th:
-            continue
-        p = th["proc"]
-        trace_ms, proc_ms = t["cpu_time_us"] / 1000, p["run_ns"] / 1e6
-        cross[t["name"]] = {"cpu_ms": (round(trace_ms, 3), round(proc_ms, 3)),
-                            "nvcsw": (t["nvcsw"], p["nvcsw"]), "nivcsw": (t["nivcsw"], p["nivcsw"]),
-                            "worker_overhead_ms": round(th["overhead_cpu_ns"] / 1e6, 3)}
-        if proc_ms > 10 and abs(trace_ms - proc_ms) > 0.05 * proc_ms:
-            steal = sum(c["steal"] for c in info["cpu_ms"].values())
-            warnings.append(f"{t['name']}: trace CPU time {trace_ms:.1f} ms vs /proc {proc_ms:.1f} ms (the "
-                            f"trace includes hypervisor steal, /proc does not: {steal:.0f} ms stolen in all)")
+    warnings += disagree
     info["crosscheck"] = cross
     m["warnings"] = warnings
     m["scheduler"] = f"host {info['kernel']}"
@@ -328,7 +326,8 @@ def _run_locked(plan: Plan, dur: int, worker: str, backend: str, isolate: bool, 
         leak = _dl_leak(plan, dl0, debugfs, journal, info) if plan.dl and debugfs else None
         if leak:
             info["notes"].append(leak)
-        imp = import_trace(trace_path, tolerant=True, window=(info["start_ns"], info["start_ns"] + dur))
+        imp = import_trace(trace_path, tolerant=True, window=(info["start_ns"], info["start_ns"] + dur),
+                           workload_pids=_worker_tids(outs))
         if keep_trace:
             shutil.copyfile(trace_path, keep_trace)
     finally:

@@ -602,6 +602,22 @@ impl Simulator {
             cpu = self.fallback_cpu(id);
         }
         self.m.tasks[id].cpu = cpu;
+        if parent.is_none() {
+            // The start release: on the host every workload thread waits
+            // for the common start and is woken then (a sched_waking and a
+            // measured wakeup latency); the simulator counts it the same
+            // way (docs/model.md, "Metrics"). Threads a task forks later
+            // have sched_wakeup_new only, on both sides.
+            self.m.stats.wakeups += 1;
+            self.m.tasks[id].waking_since = Some(self.m.now);
+            self.m.trace(
+                parent_cpu,
+                TraceEvent::Waking {
+                    task: id,
+                    target_cpu: cpu,
+                },
+            );
+        }
         let target = self.wake_target(cpu, parent_cpu);
         self.activate(id, cpu, EnqueueFlags::INITIAL);
         self.m.trace(cpu, TraceEvent::WakeupNew { task: id });

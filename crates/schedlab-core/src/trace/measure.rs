@@ -71,8 +71,18 @@ impl Imported {
 impl Imported {
     /// The simulator's metrics struct, filled with what a trace shows
     /// (fields the trace cannot tell, such as jobs, work or timer slack,
-    /// stay zero or empty; `scheduler` is "trace").
+    /// are zero here and null in `RunMetrics::to_json`; `scheduler` is "trace").
     pub fn metrics(&self) -> crate::metrics::RunMetrics {
+        self.metrics_for(None)
+    }
+
+    /// [`Self::metrics`] with the run-level counts (context switches, task
+    /// switches, migrations, wakeups; per-CPU switches) restricted to the
+    /// threads in `workload` (pids) when given: the host runner's
+    /// definition, the same as the simulator's, whose runs hold only the
+    /// workload's threads. A switch counts when its outgoing or incoming
+    /// task is one of them. Task rows and CPU busy times stay whole-trace.
+    pub fn metrics_for(&self, workload: Option<&[u32]>) -> crate::metrics::RunMetrics {
         use crate::metrics::{jain, CpuMetrics, RunMetrics, TaskMetrics};
         let (start, end) = self.span;
         let dur = (end - start).max(1);
@@ -138,11 +148,31 @@ impl Imported {
                     response_avg_us: None,
                     response_max_us: None,
                     cpu: 0,
+                    unreliable: None,
                 }
             })
             .collect();
         let cpus = self.cpus.len();
-        let cs: u64 = self.cpus.iter().map(|c| c.1).sum();
+        let counted = |id: Option<usize>| {
+            id.is_some_and(|i| workload.is_none_or(|w| w.contains(&self.data.tasks[i].pid)))
+        };
+        let in_window = |ts: Ns| (start..=end).contains(&(ts + self.origin));
+        // Per-CPU switches: every one, or those of the workload's threads.
+        let per_cpu: Vec<u64> = match workload {
+            None => self.cpus.iter().map(|c| c.1).collect(),
+            Some(_) => {
+                let mut n = vec![0u64; cpus];
+                for r in &self.data.records {
+                    if let TraceEvent::Switch { prev, next, .. } = r.ev {
+                        if in_window(r.ts) && (counted(prev) || counted(next)) && r.cpu < cpus {
+                            n[r.cpu] += 1;
+                        }
+                    }
+                }
+                n
+            }
+        };
+        let cs: u64 = per_cpu.iter().sum();
         let secs = dur as f64 / 1e9;
         let xs: Vec<f64> = tasks.iter().map(|t| t.cpu_time_us).collect();
         let task_switches = self
@@ -150,17 +180,18 @@ impl Imported {
             .records
             .iter()
             .filter(|r| {
-                (start..=end).contains(&(r.ts + self.origin))
+                in_window(r.ts)
                     && matches!(
                         r.ev,
                         TraceEvent::Switch {
-                            prev: Some(_),
-                            next: Some(_),
+                            prev: Some(p),
+                            next: Some(n),
                             ..
-                        }
+                        } if counted(Some(p)) || counted(Some(n))
                     )
             })
             .count();
+        let of_workload = |t: &&TaskMetrics| workload.is_none_or(|w| w.contains(&t.pid));
         RunMetrics {
             scheduler: "trace".into(),
             dl_policy: String::new(),
@@ -174,12 +205,12 @@ impl Imported {
             context_switches_per_sec: cs as f64 / secs,
             context_switches_per_sec_per_cpu: cs as f64 / secs / cpus as f64,
             task_switches_per_sec_per_cpu: task_switches as f64 / secs / cpus as f64,
-            migrations: tasks.iter().map(|t| t.migrations).sum(),
+            migrations: tasks.iter().filter(of_workload).map(|t| t.migrations).sum(),
             balance_migrations: 0,
             policy_updates: 0,
             policy_overhead_us: 0.0,
             work_done_us: 0.0,
-            wakeups: tasks.iter().map(|t| t.wakeups).sum(),
+            wakeups: tasks.iter().filter(of_workload).map(|t| t.wakeups).sum(),
             jain_fairness: jain(&xs),
             fairness_tasks: tasks.iter().map(|t| t.name.clone()).collect(),
             tunables: crate::config::TunableSet::default(),
@@ -188,13 +219,13 @@ impl Imported {
                 .cpus
                 .iter()
                 .enumerate()
-                .map(|(i, (busy, n))| CpuMetrics {
+                .map(|(i, (busy, _))| CpuMetrics {
                     cpu: i,
                     busy_us: to_us(*busy),
                     idle_us: to_us(dur - (*busy).min(dur)),
                     utilisation: *busy as f64 / dur as f64,
                     avg_freq_mhz: 0.0,
-                    context_switches: *n,
+                    context_switches: per_cpu[i],
                 })
                 .collect(),
             tasks,

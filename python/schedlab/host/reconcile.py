@@ -1,0 +1,80 @@
+"""Host metrics that can be trusted (issue 13, item 5).
+
+The kernel's own per-thread counters (``/proc/thread-self/schedstat`` and ``status``, read by each
+worker thread over its program: crates/schedlab-worker/src/counters.rs) are the authority for a
+workload thread's CPU time, runqueue wait and context switches. The trace gives what /proc cannot
+(wakeup latencies, migrations); it is reconciled against /proc per thread, and where the two
+disagree beyond a tolerance the trace lost or garbled records for that thread: its trace-derived
+metrics are then withheld (null) and the thread is listed in ``unreliable`` with the size of the
+disagreement, never shown as if good.
+
+Tolerances: CPU time within max(1 ms, 5 %) plus the thread's share of the hypervisor steal the
+CPUs reported (a trace's switch-to-switch span includes steal, schedstat does not); voluntary and
+involuntary switches each within max(2, 10 %).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Tuple
+
+CPU_REL, CPU_ABS_MS = 0.05, 1.0
+SWITCH_REL, SWITCH_ABS = 0.10, 2
+
+# Task fields only the trace can give: withheld when the thread's trace disagrees with /proc.
+TRACE_ONLY = ("wakeups", "wakeup_latency_min_us", "wakeup_latency_avg_us", "wakeup_latency_max_us",
+              "wakeup_latency_p50_us", "wakeup_latency_p90_us", "wakeup_latency_p99_us",
+              "wakeup_latency_p99_9_us", "migrations")
+
+
+def _pct(trace: float, proc: float) -> str:
+    return f"{100 * (trace - proc) / proc:+.0f}%" if proc else "n/a"
+
+
+def disagreements(t: Dict[str, Any], proc: Dict[str, Any], steal_ms: float) -> List[str]:
+    """What the trace of one thread gets wrong against its /proc counters (empty: agrees)."""
+    out = []
+    trace_ms, proc_ms = t["cpu_time_us"] / 1000, proc["run_ns"] / 1e6
+    if abs(trace_ms - proc_ms) > max(CPU_ABS_MS, CPU_REL * proc_ms) + steal_ms:
+        out.append(f"CPU time: trace {trace_ms:.1f} ms vs /proc {proc_ms:.1f} ms ({_pct(trace_ms, proc_ms)}"
+                   f"{f', {steal_ms:.1f} ms of steal allowed' if steal_ms else ''})")
+    for k, name in (("nvcsw", "voluntary switches"), ("nivcsw", "involuntary switches")):
+        a, b = t[k], proc[k]
+        if abs(a - b) > max(SWITCH_ABS, SWITCH_REL * b):
+            out.append(f"{name}: trace {a} vs /proc {b} ({_pct(a, b)})")
+    return out
+
+
+def reconcile(tasks: List[Dict[str, Any]], threads: Dict[str, Dict[str, Any]], duration_us: float,
+              cpu_ms: Dict[str, Dict[str, float]]) -> Tuple[List[Dict[str, Any]], Dict[str, Any], List[str]]:
+    """The workload's task rows with /proc as the authority; the per-thread cross-check; warnings.
+
+    ``threads``: the worker's end-of-thread records by name (with ``proc``); ``cpu_ms``: per-CPU
+    busy/idle/steal ms over the run (probe.cpu_times deltas)."""
+    steal = sum(c.get("steal", 0.0) for c in cpu_ms.values())
+    busy = sum(c.get("busy", 0.0) for c in cpu_ms.values()) or 1.0
+    rows, cross, warnings = [], {}, []
+    for t in tasks:
+        th = threads.get(t["name"])
+        if not th:
+            rows.append({**t, **{k: None for k in TRACE_ONLY},
+                         "unreliable": ["no /proc counters: the thread never finished its program"]})
+            continue
+        p = th["proc"]
+        proc_ms = p["run_ns"] / 1e6
+        # This thread's share of the steal the CPUs saw, by CPU time.
+        steal_ms = steal * proc_ms / busy
+        bad = disagreements(t, p, steal_ms)
+        cross[t["name"]] = {"cpu_ms": (round(t["cpu_time_us"] / 1000, 3), round(proc_ms, 3)),
+                            "nvcsw": (t["nvcsw"], p["nvcsw"]), "nivcsw": (t["nivcsw"], p["nivcsw"]),
+                            "wait_ms": (round(t["wait_time_us"] / 1000, 3), round(p["run_delay_ns"] / 1e6, 3)),
+                            "worker_overhead_ms": round(th["overhead_cpu_ns"] / 1e6, 3),
+                            "agrees": not bad}
+        row = {**t, "cpu_time_us": p["run_ns"] / 1000, "cpu_share": p["run_ns"] / 1000 / duration_us,
+               "wait_time_us": p["run_delay_ns"] / 1000, "nvcsw": p["nvcsw"], "nivcsw": p["nivcsw"],
+               "unreliable": bad or None}
+        if bad:
+            row.update({k: None for k in TRACE_ONLY})
+            warnings.append(f"{t['name']}: trace disagrees with /proc ({'; '.join(bad)}): its wakeup "
+                            "latencies and migrations are withheld")
+        rows.append(row)
+    return rows, cross, warnings
