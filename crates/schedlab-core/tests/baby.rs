@@ -40,18 +40,25 @@ fn earliest_deadline_wins_on_wakeup() {
     }
     // A SCHED_BATCH wakee never wakeup-preempts; without the hrtick
     // (re-armed at every enqueue) it waits for the next tick.
-    let batch = wl.replace(r#""sleep": 5000}"#, r#""sleep": 5000, "policy": "SCHED_BATCH"}"#);
+    let batch = wl.replace(
+        r#""sleep": 5000}"#,
+        r#""sleep": 5000, "policy": "SCHED_BATCH"}"#,
+    );
     let r = run(&batch, cfg(1, &[("hrtick", 0)]));
     assert!(task(&r, "sleeper").wakeup_latency_max_us > 0.0);
 }
 
 fn prio_after(wl: &str, until: u64) -> i64 {
-    let w = Workload::from_rtapp("test", wl).unwrap();
-    let mut sim = Simulator::new(w, cfg(1, &[])).unwrap();
-    sim.run_until(until).unwrap();
-    let class = sim.classes.position("baby").unwrap();
+    let w = Workload::from_rtapp("test", wl).expect("parses");
+    let mut sim = Simulator::new(w, cfg(1, &[])).expect("builds");
+    sim.run_until(until).expect("runs");
+    let class = sim.classes.position("baby").expect("baby class");
     let debug = sim.classes.get_ref(class).task_debug(0);
-    debug.iter().find(|(k, _)| *k == "prio_nice").unwrap().1
+    debug
+        .iter()
+        .find(|(k, _)| *k == "prio_nice")
+        .expect("prio_nice")
+        .1
 }
 
 /// Sleeping before the deadline lowers the dynamic prio by one. While the
@@ -89,7 +96,10 @@ fn nice_shifts_shares_as_prio_factor_implies() {
     for (b, factor) in [(1, 1.08), (5, 1.12), (19, 1.26)] {
         let want = 0.59 / (1.18 + factor);
         let s = share(b);
-        assert!(s > want - 0.005 && s < want + 0.015, "nice {b}: {s}, expected {want:.4}");
+        assert!(
+            s > want - 0.005 && s < want + 0.015,
+            "nice {b}: {s}, expected {want:.4}"
+        );
     }
 }
 
@@ -105,7 +115,12 @@ fn cpu0_balancing_evens_task_counts() {
         "free": {"cpus": [0, 1], "run": 100000000}}}}}"#;
     let r = run(wl, cfg(2, &[]));
     for t in &r.metrics.tasks {
-        assert!((t.cpu_share - 0.5).abs() < 0.02, "{}: {}", t.name, t.cpu_share);
+        assert!(
+            (t.cpu_share - 0.5).abs() < 0.02,
+            "{}: {}",
+            t.name,
+            t.cpu_share
+        );
     }
     let moved: u64 = r.metrics.tasks.iter().map(|t| t.migrations).sum();
     assert_eq!(moved, 2, "two moves make 2/2; none after");
@@ -128,5 +143,9 @@ fn rt_above_baby_and_cgroups_ignored() {
     let r = run(wl, cfg(1, &[]));
     assert_eq!(task(&r, "rt").wakeup_latency_max_us, 0.0);
     assert!((task(&r, "x").cpu_share - task(&r, "y").cpu_share).abs() < 0.02);
-    assert!(r.metrics.warnings.iter().any(|w| w.contains("no group scheduling")));
+    assert!(r
+        .metrics
+        .warnings
+        .iter()
+        .any(|w| w.contains("no group scheduling")));
 }

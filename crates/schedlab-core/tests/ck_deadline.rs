@@ -52,7 +52,8 @@ fn slice_ns(sched: &str, hz: u64) -> u64 {
     }
     let tick = 1_000_000_000 / hz;
     let half = ((1_000_000 / hz) / 2) << 10;
-    (1..).map(|k| k * tick).find(|t| full.saturating_sub(*t) <= half).unwrap()
+    // The first multiple of the tick leaving at most half a jiffy.
+    full.saturating_sub(half).div_ceil(tick) * tick
 }
 
 /// Two hogs on one CPU, nice `lo` < `hi`: each time the later-deadline
@@ -117,7 +118,10 @@ fn equal_nice_hogs_round_robin_with_rr_interval_slices() {
         cfg("muqss", 1, 1000, &[("rr_interval_ms", 12)]),
     );
     let switches = task(&r, "a").nivcsw + task(&r, "b").nivcsw;
-    assert!(switches.abs_diff(2_000_000_000 / (12 << 20)) <= 1, "{switches}");
+    assert!(
+        switches.abs_diff(2_000_000_000 / (12 << 20)) <= 1,
+        "{switches}"
+    );
 }
 
 /// A task that sleeps keeps the deadline of its last refill; the hog's
@@ -141,7 +145,11 @@ fn sleeper_keeps_its_early_deadline_and_preempts_on_wakeup() {
         assert!(s.wakeups > 250, "{sched}: {}", s.wakeups);
         assert_eq!(s.wakeup_latency_max_us, 0.0, "{sched}: waited for the hog");
         // 1 ms per 9 ms sleep plus at most one 6 ms wait per 6 runs.
-        assert!((0.09..=0.1).contains(&s.cpu_share), "{sched}: {}", s.cpu_share);
+        assert!(
+            (0.09..=0.1).contains(&s.cpu_share),
+            "{sched}: {}",
+            s.cpu_share
+        );
         let r19 = run(&wl19, cfg(sched, 1, 1000, &[]));
         let s19 = task(&r19, "sleeper");
         assert!(
@@ -162,7 +170,11 @@ fn fifo_beats_normal_and_deadline_is_squashed_to_fifo_99() {
         let r = run(wl, cfg(sched, 1, 1000, &[]));
         let rt = task(&r, "rt");
         assert_eq!(rt.wakeup_latency_max_us, 0.0, "{sched}");
-        assert!((rt.cpu_share - 0.25).abs() < 0.01, "{sched}: {}", rt.cpu_share);
+        assert!(
+            (rt.cpu_share - 0.25).abs() < 0.01,
+            "{sched}: {}",
+            rt.cpu_share
+        );
     }
     // Two SCHED_DEADLINE tasks needing 1.8 CPUs: mainline refuses them;
     // squashed to FIFO 99 they run, ahead of a FIFO 50 task, with a warning.
@@ -172,7 +184,11 @@ fn fifo_beats_normal_and_deadline_is_squashed_to_fifo_99() {
     assert!(schedlab_core::simulate("test", dl, cfg("eevdf", 1, 1000, &[])).is_err());
     for sched in ["bfs", "muqss"] {
         let r = run(dl, cfg(sched, 1, 1000, &[]));
-        assert!(r.metrics.warnings.iter().any(|w| w.contains("SCHED_FIFO priority 99")));
+        assert!(r
+            .metrics
+            .warnings
+            .iter()
+            .any(|w| w.contains("SCHED_FIFO priority 99")));
         let d = task(&r, "d-0").cpu_share + task(&r, "d-1").cpu_share;
         assert!((d - 0.6).abs() < 0.02, "{sched}: {d}");
     }
@@ -208,17 +224,28 @@ fn n_plus_one_hogs_all_progress() {
         let t: Vec<String> = (0..n)
             .map(|i| format!(r#""h{i}": {{"delay": {}, "run": 100000000}}"#, i * 1000))
             .collect();
-        format!(r#"{{"global": {{"duration": 4}}, "tasks": {{{}}}}}"#, t.join(", "))
+        format!(
+            r#"{{"global": {{"duration": 4}}, "tasks": {{{}}}}}"#,
+            t.join(", ")
+        )
     };
     for cpus in [2usize, 4] {
         let r = run(&staggered(cpus + 1), cfg("bfs", cpus, 1000, &[]));
         let shares: Vec<f64> = r.metrics.tasks.iter().map(|t| t.cpu_share).collect();
-        assert!(shares.iter().all(|s| *s > 0.4), "bfs {cpus} CPUs: {shares:?}");
+        assert!(
+            shares.iter().all(|s| *s > 0.4),
+            "bfs {cpus} CPUs: {shares:?}"
+        );
         assert!((shares.iter().sum::<f64>() - cpus as f64).abs() < 0.01);
     }
     let r = run(&staggered(3), cfg("muqss", 2, 1000, &[("rqshare", 0)]));
     for t in &r.metrics.tasks {
-        assert!((t.cpu_share - 2.0 / 3.0).abs() < 0.02, "{}: {}", t.name, t.cpu_share);
+        assert!(
+            (t.cpu_share - 2.0 / 3.0).abs() < 0.02,
+            "{}: {}",
+            t.name,
+            t.cpu_share
+        );
     }
 }
 
@@ -241,7 +268,11 @@ fn cgroup_weights_are_ignored_with_a_warning() {
         "tasks": {"x": {"taskgroup": "/a", "run": 100000000}, "y": {"run": 100000000}}}"#;
     for sched in ["bfs", "muqss"] {
         let r = run(wl, cfg(sched, 1, 1000, &[]));
-        assert!(r.metrics.warnings.iter().any(|w| w.contains("no group scheduling")));
+        assert!(r
+            .metrics
+            .warnings
+            .iter()
+            .any(|w| w.contains("no group scheduling")));
         assert!((task(&r, "x").cpu_share - 0.5).abs() < 0.01, "{sched}");
     }
 }
