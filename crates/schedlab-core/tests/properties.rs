@@ -139,6 +139,29 @@ proptest! {
         }
     }
 
+    /// The same invariants under the whole-scheduler replacements (BFS,
+    /// MuQSS with shared and per-CPU queues, Baby), with the ondemand
+    /// governor (BFS's sticky bias reads it) and CPU hotplug; runs are
+    /// deterministic.
+    #[test]
+    fn invariants_hold_for_alt_schedulers((text, cpus, _kind) in workload(), opt in 0usize..16) {
+        let wl = Workload::from_rtapp("prop", &text).expect("generated workload parses");
+        let (sched, set): (&str, &[(&str, i64)]) =
+            [("bfs", &[][..]), ("muqss", &[][..]), ("muqss", &[("rqshare", 0), ("interactive", 0)][..]), ("baby", &[][..])][opt % 4];
+        let mut c = config(sched, cpus);
+        c.set = set.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        if opt / 4 % 2 == 1 {
+            c.governor = Governor::Ondemand;
+            c.freq_mhz = vec![(1000, 2000)];
+        }
+        if cpus >= 2 && opt / 8 == 1 {
+            c.hotplug = hotplug::parse("0.3=-1,0.6=+1").expect("plan");
+        }
+        let trace = run_checked(&wl, c.clone(), cpus)?;
+        let again = schedlab_core::simulate("prop", &text, c).expect("runs");
+        prop_assert_eq!(ftrace::render(&trace), ftrace::render(&again.trace.expect("trace")));
+    }
+
     /// The same invariants with the optional machinery switched on: LLF /
     /// ILLF orderings, weight policies, the ondemand governor, OS noise and
     /// CPU hotplug (a CPU offline from 0.3 s to 0.6 s).

@@ -578,7 +578,7 @@ impl Simulator {
         if !self.m.tasks[id].affinity.contains(parent_cpu) {
             self.m.tasks[id].cpu = self.m.tasks[id].affinity.first().unwrap_or(0);
         }
-        if policy == Policy::Deadline {
+        if policy == Policy::Deadline && self.classes.deadline_admission {
             let bw = self.m.tasks[id].dl.bw();
             self.admit_dl(id, 0, bw);
         }

@@ -11,9 +11,13 @@
 //! jobs through its `DlOrder` hook (class/dl/order.rs); CBS, push/pull and
 //! admission stay the kernel's. They are selected with `--dl-policy`.
 
+pub mod baby;
+pub mod bfs;
+pub mod ck;
 pub mod dwcfs;
 pub mod illf;
 pub mod llf;
+pub mod muqss;
 pub mod pfs;
 pub mod scx_simple;
 pub mod tsf;
