@@ -53,7 +53,9 @@ def test_every_metric_is_described():
 def test_schedulers_listing():
     s = schedlab.schedulers()
     names = [x["name"] for x in s["schedulers"]]
-    assert names == ["eevdf", "cfs", "scx_simple"]
+    # Default first; every scheduler of seed 002 is registered (issue 14).
+    assert names[:2] == ["eevdf", "cfs"] and len(set(names)) == len(names)
+    assert {"scx_simple", "bfs", "muqss", "baby"} <= set(names)
     eevdf = s["schedulers"][0]
     assert any(t["name"] == "base_slice_ns" and t["default"] == 700000 for t in eevdf["tunables"])
 

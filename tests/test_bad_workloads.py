@@ -75,7 +75,7 @@ def test_missing_file_and_bad_config(tmp_path):
         schedlab.simulate(tmp_path / "nope.json")
     ok = {"global": {"duration": 1}, "tasks": {"t": {"run": 1000}}}
     with pytest.raises(schedlab.ConfigError, match="unknown scheduler"):
-        schedlab.simulate(ok, "bfs")
+        schedlab.simulate(ok, "nosuch")
     with pytest.raises(schedlab.ConfigError, match='unknown tunable "base_slice_ns" for scheduler cfs'):
         schedlab.simulate(ok, "cfs", set={"base_slice_ns": 1})
     with pytest.raises(schedlab.ConfigError, match="out of range"):

@@ -39,7 +39,7 @@ def test_check_and_schedulers(root):
 
 
 @pytest.mark.parametrize("args", [["--cpus", "0"], ["--set", "nope=1"], ["--duration", "soon"],
-                                  ["--scheduler", "bfs"]])
+                                  ["--scheduler", "nosuch"]])
 def test_bad_options_exit_2(root, args):
     p = run("run", str(root / "examples" / "mixed.json"), *args)
     assert p.returncode == 2

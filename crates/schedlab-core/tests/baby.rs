@@ -9,6 +9,7 @@ use schedlab_core::workload::Workload;
 
 fn cfg(cpus: usize, set: &[(&str, i64)]) -> SimConfig {
     SimConfig {
+        zero_costs: true,
         scheduler: "baby".into(),
         cpus,
         hz: 1000,
