@@ -2,14 +2,16 @@
 
 use crate::clock::Ns;
 use crate::engine::latency::LATENCY_TUNABLES;
+use crate::engine::nohz::NOHZ_TUNABLES;
 pub use crate::tunable::{Tunable, TunableSet};
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// Engine tunables, valid for every scheduler.
 pub const ENGINE_TUNABLES: &[Tunable] = &ENGINE_TUNABLE_ARRAY;
 
-const ENGINE_TUNABLE_ARRAY: [Tunable; BASE_TUNABLES.len() + LATENCY_TUNABLES.len()] =
-    crate::tunable::concat(&[BASE_TUNABLES, LATENCY_TUNABLES]);
+const ENGINE_TUNABLE_ARRAY: [Tunable;
+    BASE_TUNABLES.len() + LATENCY_TUNABLES.len() + NOHZ_TUNABLES.len()] =
+    crate::tunable::concat(&[BASE_TUNABLES, LATENCY_TUNABLES, NOHZ_TUNABLES]);
 
 /// Engine tunables besides the wakeup path's (engine/latency.rs).
 const BASE_TUNABLES: &[Tunable] = &[

@@ -280,7 +280,8 @@ pub trait SchedClass {
     /// Periodic load balancing from the tick (`sched_balance_trigger` and
     /// the SCHED_SOFTIRQ handler). Not a `sched_class` member in the kernel,
     /// where only the fair class balances this way; here any class may.
-    /// Also called on idle CPUs (see docs/model.md, "NOHZ").
+    /// Called for a CPU whose tick is stopped by the NOHZ idle balancer
+    /// (engine/nohz.rs), on an idle CPU's own tick with `nohz=0`.
     fn tick_balance(&mut self, m: &mut Machine, cpu: CpuId);
 
     /// Runnable tasks of this class on `cpu`, the current one included

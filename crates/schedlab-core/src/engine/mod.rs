@@ -16,6 +16,7 @@ pub mod exec;
 pub mod governor;
 pub mod hotplug;
 pub mod latency;
+pub mod nohz;
 mod noise;
 pub mod sync;
 mod validate;
@@ -97,6 +98,11 @@ pub struct Simulator {
     cs_cost: Ns,
     mig_cost: Ns,
     costs: latency::WakeCosts,
+    tick_mode: nohz::TickMode,
+    /// No CPU ticks (NO_HZ with every CPU idle): `next_tick` waits.
+    tick_parked: bool,
+    /// Time of the last NOHZ idle-balance pass (one per jiffy).
+    last_ilb: Option<Ns>,
     calib_rate: (u64, u64),
     ns_per_loop: Option<u64>,
     instance_counter: Vec<u32>,
@@ -238,6 +244,9 @@ impl Simulator {
             cs_cost: tunables.get("context_switch_ns").unwrap_or(0) as Ns,
             mig_cost: tunables.get("migration_ns").unwrap_or(0) as Ns,
             costs: latency::WakeCosts::from_tunables(&tunables),
+            tick_mode: nohz::TickMode::from_tunable(tunables.get("nohz")),
+            tick_parked: false,
+            last_ilb: None,
             tunables,
             events: EventQueue::default(),
             sync: SyncState::default(),
@@ -407,17 +416,21 @@ impl Simulator {
                 }
             } else {
                 let (at, cpu) = self.next_tick;
-                self.next_tick = if cpu + 1 < self.m.nr_cpus() {
-                    (at, cpu + 1)
-                } else {
-                    (exec::later(at, self.m.tick_ns()), 0)
-                };
+                let ticks = self.cpu_ticks(cpu);
+                self.advance_tick(at, cpu);
+                if !ticks {
+                    // A stopped tick (NO_HZ): nothing happens.
+                    continue;
+                }
                 EventKind::Tick(cpu)
             };
             self.m.now = t;
             self.m.stats.events += 1;
             self.handle(kind)?;
             self.process_pending();
+            if self.tick_parked {
+                self.unpark_tick();
+            }
             if !self.m.aborts.is_empty() {
                 self.apply_aborts();
                 self.process_pending();
@@ -546,6 +559,7 @@ impl Simulator {
         for c in 0..self.classes.len() {
             self.classes.get(c).tick_balance(&mut self.m, cpu);
         }
+        self.nohz_idle_balance(cpu);
     }
 
     /// Move class timer requests into the event queue.

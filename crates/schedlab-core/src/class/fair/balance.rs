@@ -8,8 +8,8 @@
 //! Simplifications (also in docs/model.md): newly-idle balance is not gated
 //! by `avg_idle` against a measured cost (a simulated balance pass costs no
 //! time); NI_RANDOM, misfit, asym-packing, NUMA and EAS are not modelled;
-//! idle CPUs balance from their own tick (standing in for the NOHZ idle
-//! balancer); active balance pushes the source CPU's running task.
+//! idle CPUs balance when the NOHZ idle balancer (engine/nohz.rs) runs
+//! their periodic balance; active balance pushes the source CPU's running task.
 
 use super::Fair;
 use crate::clock::{Ns, MSEC};

@@ -1,0 +1,62 @@
+//! Tick modes (engine/nohz.rs): idle CPUs stop their tick under NO_HZ_IDLE
+//! (counted in engine events, not timed), the NOHZ idle balancer still
+//! spreads work onto CPUs whose tick is stopped, and NO_HZ_FULL stops the
+//! tick of a CPU running one task.
+
+mod common;
+use common::*;
+use schedlab_core::config::SimConfig;
+
+fn mode(kind: &str, cpus: usize, nohz: i64) -> SimConfig {
+    let mut c = cfg(kind, cpus);
+    c.set = vec![("nohz".into(), nohz)];
+    c
+}
+
+/// One short task every 100 ms on a 64-CPU machine for 10 s.
+const QUIET: &str = r#"{"global": {"duration": 10},
+    "tasks": {"t": {"loop": -1, "run": 1000, "sleep": 100000}}}"#;
+
+#[test]
+fn idle_cpus_do_not_tick_under_nohz_idle() {
+    let periodic = run(QUIET, mode("eevdf", 64, 0)).metrics.events;
+    let idle = run(QUIET, mode("eevdf", 64, 1)).metrics.events;
+    // Periodic: 64 CPUs × 250 Hz × 10 s = 160,000 ticks. NO_HZ_IDLE: only
+    // the busy CPU ticks while the task runs (1 ms of every 101 ms: at most
+    // one tick each time), plus the task's own events.
+    assert!(periodic >= 160_000, "{periodic}");
+    assert!(idle < 2_000, "{idle}");
+}
+
+/// Four hogs start pinned to CPU 0, then may run anywhere: only the idle
+/// balancer can bring work to CPUs 1-3, whose ticks are stopped.
+const PINNED_THEN_FREE: &str = r#"{"global": {"duration": 2},
+    "tasks": {"hog": {"instance": 4, "phases": {
+        "pinned": {"cpus": [0], "run": 10000},
+        "free": {"cpus": [0, 1, 2, 3], "run": 10000000}}}}}"#;
+
+#[test]
+fn the_nohz_idle_balancer_spreads_work_to_tickless_cpus() {
+    for kind in BOTH {
+        for nohz in [0, 1, 2] {
+            let r = run(PINNED_THEN_FREE, mode(kind, 4, nohz));
+            let util: Vec<f64> = r.metrics.cpu.iter().map(|c| c.utilisation).collect();
+            // 40 ms pinned on CPU 0, then a hog per CPU after a balance
+            // interval or a few: every CPU busy for most of the 2 s.
+            assert!(
+                util.iter().all(|u| *u > 0.9),
+                "{kind} nohz={nohz}: {util:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn nohz_full_stops_the_tick_of_a_cpu_with_one_task() {
+    let hog = r#"{"global": {"duration": 1}, "tasks": {"hog": {"run": 10000000}}}"#;
+    let idle = run(hog, mode("eevdf", 1, 1)).metrics.events;
+    let full = run(hog, mode("eevdf", 1, 2)).metrics.events;
+    // NO_HZ_IDLE: the busy CPU ticks 250 times; NO_HZ_FULL: not at all.
+    assert!(idle >= 250, "{idle}");
+    assert!(full < 10, "{full}");
+}
