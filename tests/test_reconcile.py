@@ -45,3 +45,13 @@ def test_steal_widens_the_cpu_time_tolerance_and_switches_are_checked():
     assert bad[0]["unreliable"]
     sw, _, _ = reconcile([_task("a", 300.0, nvcsw=50)], {"a": _thread(300.0, nvcsw=100)}, 1e6, {})
     assert sw[0]["unreliable"] == ["voluntary switches: trace 50 vs /proc 100 (-50%)"]
+
+
+def test_latencies_measured_for_too_few_wakeups_are_withheld():
+    # Linux 6.18 on a Firecracker VM: switches out of idle go unrecorded, so a sleeper woken on an
+    # idle CPU has no switch-in; only 128 of its 970 wakeups have a latency.
+    t = {**_task("io", 70.0, nvcsw=970, nivcsw=0), "wakeups": 128}
+    rows, _, _ = reconcile([t], {"io": _thread(70.0, nvcsw=970, nivcsw=0)}, 1e6, {})
+    assert rows[0]["unreliable"] == ["wakeups: latency measured for 128 of about 970 (the trace lacks "
+                                     "the switch-ins of the others)"]
+    assert rows[0]["wakeup_latency_p50_us"] is None

@@ -175,3 +175,39 @@ mod mangled {
         }
     }
 }
+
+/// Linux 6.18 on a Firecracker VM drops switches out of idle: a task woken
+/// on an idle CPU runs without a recorded switch-in. A record in its
+/// context (its COMM-PID column) proves it runs: tolerant import switches
+/// it in there and charges it from then on, instead of to idle.
+#[test]
+fn a_missing_switch_in_is_recovered_from_the_record_context() {
+    let text = "\
+     w-100   (  100) [001] d..2.   1.000000: sched_switch: prev_comm=w prev_pid=100 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
+    <idle>-0 (-------) [001] d.h3.   1.005000: sched_waking: comm=w pid=100 prio=120 target_cpu=001
+    <idle>-0 (-------) [001] dNh4.   1.005002: sched_wakeup: comm=w pid=100 prio=120 target_cpu=001
+     w-100   (  100) [001] d..4.   1.005010: sched_waking: comm=k pid=200 prio=120 target_cpu=000
+     w-100   (  100) [001] d..2.   1.006010: sched_switch: prev_comm=w prev_pid=100 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
+";
+    assert!(
+        import::import(text, false).is_err(),
+        "strict import refuses"
+    );
+    let imp = import::import(text, true).expect("tolerant import");
+    assert!(
+        imp.repairs[0].contains("pid 100 runs here (record context)"),
+        "{:?}",
+        imp.repairs
+    );
+    let w = imp
+        .metrics()
+        .tasks
+        .into_iter()
+        .find(|t| t.pid == 100)
+        .expect("w");
+    // Switched in at the record at 1.005010, out at 1.006010: 1000 µs, and
+    // a latency of at most 10 µs (the waking at 1.005000 to that record).
+    assert!((w.cpu_time_us - 1000.0).abs() < 1.0, "{w:?}");
+    assert_eq!(w.wakeups, 1);
+    assert!(w.wakeup_latency_max_us <= 10.1, "{w:?}");
+}

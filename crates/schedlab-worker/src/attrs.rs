@@ -1,7 +1,7 @@
 //! Scheduling attributes of one worker thread, applied in the order
 //! ../shared/host.md §4 recommends: cgroup, affinity, `sched_setattr`
 //! (policy, nice, RT priority, DEADLINE parameters, fair slice), timer
-//! slack. Each step reports a one-line error naming the thread and call.
+//! slack (left to the kernel). Each step reports a one-line error naming the thread and call.
 
 use crate::ThreadPlan;
 
@@ -50,9 +50,10 @@ fn policy(t: &ThreadPlan) -> Result<u32, String> {
     } as u32)
 }
 
-/// Name the thread, join its cgroup, pin it, set its policy, and ask for
-/// a 1 ns timer slack (the default 50 µs delays every fair sleeper's
-/// wakeup, which the simulator does not model: host.md §2).
+/// Name the thread, join its cgroup, pin it and set its policy. The timer
+/// slack stays the kernel's (50 µs for SCHED_OTHER, 0 for RT/DEADLINE), as
+/// under rt-app: the simulator models it (engine/latency.rs,
+/// `timer_slack_ns`); it used to be set to 1 ns here when it did not.
 pub fn apply(t: &ThreadPlan) -> Result<(), String> {
     let name: Vec<u8> = t.name.bytes().take(15).chain(std::iter::once(0)).collect();
     // SAFETY: prctl with a NUL-terminated buffer of at most 16 bytes.
@@ -107,7 +108,5 @@ pub fn apply(t: &ThreadPlan) -> Result<(), String> {
     if rc != 0 {
         return Err(os_err(&t.name, &format!("sched_setattr({})", t.policy)));
     }
-    // SAFETY: plain integer arguments.
-    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1, 0, 0, 0) };
     Ok(())
 }

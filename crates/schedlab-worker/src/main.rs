@@ -16,7 +16,7 @@
 //!
 //! Each thread (attrs.rs) names itself (comm), joins its cgroup, sets its
 //! affinity and its `sched_setattr` attributes (policy, nice / RT priority
-//! / DEADLINE parameters / fair slice) and a 1 ns timer slack *before*
+//! / DEADLINE parameters / fair slice), keeping the kernel's timer slack, *before*
 //! work starts, waits for the common start time, then runs its events
 //! (program.rs) until its loop count or the end time. `run` is busy work
 //! (calibrated loops, or thread CPU time), `runtime` busy wall time,

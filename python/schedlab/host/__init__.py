@@ -11,7 +11,8 @@ In order (every change to the machine goes through the undo journal first, ``und
 3. ``cgroups.py`` makes the run's group (isolation) and the workload's task groups.
 4. The busy loop is calibrated, the capture starts (``capture.py``: tracefs instance or perf),
    and one native worker process per workload process starts its threads, which set themselves
-   up (cgroup, affinity, sched_setattr, timer slack) and begin together at a common start time.
+   up (cgroup, affinity, sched_setattr; the kernel's timer slack, as under rt-app) and begin
+   together at a common start time.
 5. After the end time: the capture stops (dropped events counted), DEADLINE bandwidth is
    re-read (a leak is repaired and reported), and the trace is imported over [start, end]; each
    worker thread's own /proc counters are set beside the trace's numbers.

@@ -10,7 +10,8 @@ disagreement, never shown as if good.
 
 Tolerances: CPU time within max(1 ms, 5 %) plus the thread's share of the hypervisor steal the
 CPUs reported (a trace's switch-to-switch span includes steal, schedstat does not); voluntary and
-involuntary switches each within max(2, 10 %).
+involuntary switches each within max(2, 10 %); wakeups with a measured latency at least the
+voluntary switches (/proc) less max(2, 10 %).
 """
 
 from __future__ import annotations
@@ -41,6 +42,12 @@ def disagreements(t: Dict[str, Any], proc: Dict[str, Any], steal_ms: float) -> L
         a, b = t[k], proc[k]
         if abs(a - b) > max(SWITCH_ABS, SWITCH_REL * b):
             out.append(f"{name}: trace {a} vs /proc {b} ({_pct(a, b)})")
+    # Every sleep (a voluntary switch) ends in a wakeup, and the start release is one more: a
+    # latency measured for far fewer wakeups means the trace lost the switch-ins that end them.
+    sleeps = proc["nvcsw"]
+    if t.get("wakeups") is not None and sleeps - t["wakeups"] > max(SWITCH_ABS, SWITCH_REL * sleeps):
+        out.append(f"wakeups: latency measured for {t['wakeups']} of about {sleeps} (the trace lacks the "
+                   "switch-ins of the others)")
     return out
 
 

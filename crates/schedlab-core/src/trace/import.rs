@@ -487,8 +487,79 @@ impl Timeline {
         }
     }
 
+    /// `n` starts running on `cpu` at `ts`.
+    fn switch_in(&mut self, n: usize, cpu: usize, ts: Ns) {
+        let inside = self.inside(ts);
+        let waited = self.tasks[n]
+            .runnable_since
+            .take()
+            .map_or(0, |s| self.clip(s, ts));
+        let t = &mut self.tasks[n];
+        if let Some(w) = t.waking_since.take() {
+            if inside {
+                t.latency.record(ts - w);
+            }
+        }
+        t.wait_time += waited;
+        t.running_since = Some(ts);
+        self.busy_since[cpu] = Some(ts);
+    }
+
+    /// A record other than a switch ran in the context of task `pid` on
+    /// `r.cpu` (its `COMM-PID` column) while the trace says another task
+    /// (or idle) was current there: the switch to `pid` is missing (seen on
+    /// Linux 6.18 VMs: the switch from idle to a task woken by a softirq or
+    /// timer on an idle CPU, and PID 1's threads). The record context is
+    /// proof that `pid` runs: switch it in here, at the latest time it can
+    /// have started (its CPU time is then a lower bound and its latency an
+    /// upper bound, by at most the gap), instead of charging its run to
+    /// whatever was current before.
+    fn recover_switch_in(&mut self, r: &Raw, pid: u32) -> Result<(), ImportError> {
+        let (Some(known), Some(&id)) = (self.curr[r.cpu], self.ids.get(&pid)) else {
+            return Ok(());
+        };
+        if known == pid || self.tasks[id].running_since.is_some() {
+            return Ok(());
+        }
+        let what = format!(
+            "cpu {}: pid {pid} runs here (record context) but its switch-in from pid {known} is missing; switched in at this record",
+            r.cpu
+        );
+        self.problem(r.line, what)?;
+        let prev = (known != 0)
+            .then(|| self.ids.get(&known).copied())
+            .flatten();
+        if let Some(k) = prev {
+            self.switch_out(k, r.cpu, r.ts, PrevState::Runnable);
+        }
+        let t = &mut self.tasks[id];
+        if let Some(s) = t.sleeping_since.take() {
+            // Woken without a recorded wakeup: its sleep ends here.
+            t.bursts.push((t.burst, r.ts - s));
+            t.burst = 0;
+        }
+        self.switch_in(id, r.cpu, r.ts);
+        self.cpus[r.cpu].1 += u64::from(self.inside(r.ts));
+        self.curr[r.cpu] = Some(pid);
+        self.records.push(Record {
+            ts: r.ts,
+            cpu: r.cpu,
+            ev: TraceEvent::Switch {
+                prev,
+                prev_state: PrevState::Runnable,
+                next: Some(id),
+            },
+        });
+        Ok(())
+    }
+
     fn run(mut self, raws: &[Raw]) -> Result<Imported, ImportError> {
         for r in raws {
+            if let (Some((pid, _)), false) = (r.tgid, matches!(r.ev, RawEv::Switch { .. })) {
+                if pid != 0 {
+                    self.recover_switch_in(r, pid)?;
+                }
+            }
             let tgid_of = |pid: u32| r.tgid.filter(|(p, _)| *p == pid).map(|(_, g)| g);
             match &r.ev {
                 RawEv::Switch {
@@ -535,20 +606,7 @@ impl Timeline {
                             self.switch_out(n, other, r.ts, PrevState::Runnable);
                             self.curr[other] = Some(0);
                         }
-                        let inside = self.inside(r.ts);
-                        let waited = self.tasks[n]
-                            .runnable_since
-                            .take()
-                            .map_or(0, |s| self.clip(s, r.ts));
-                        let t = &mut self.tasks[n];
-                        if let Some(w) = t.waking_since.take() {
-                            if inside {
-                                t.latency.record(r.ts - w);
-                            }
-                        }
-                        t.wait_time += waited;
-                        t.running_since = Some(r.ts);
-                        self.busy_since[r.cpu] = Some(r.ts);
+                        self.switch_in(n, r.cpu, r.ts);
                     }
                     self.cpus[r.cpu].1 += u64::from(self.inside(r.ts));
                     self.curr[r.cpu] = Some(next.0);
