@@ -196,6 +196,38 @@ proptest! {
         prop_assert_eq!(ftrace::render(&trace), ftrace::render(&again.trace.expect("trace")));
     }
 
+    /// Every scheduler in the registry (issue 14), on a machine with the
+    /// wakeup path's costs or without, in every tick mode: the invariants
+    /// hold, affinity is respected and the run is deterministic; a
+    /// workload a scheduler cannot run is refused with a message, never a
+    /// panic.
+    #[test]
+    fn invariants_hold_for_every_registered_scheduler(
+        (text, cpus, _kind) in workload(),
+        pick in 0usize..1024,
+    ) {
+        let scheds = schedlab_core::registry::SCHEDULERS;
+        let sched = scheds[pick % scheds.len()].name;
+        let wl = Workload::from_rtapp("prop", &text).expect("generated workload parses");
+        let mut c = config(sched, cpus);
+        c.zero_costs = pick / scheds.len() % 2 == 0;
+        c.set = vec![("nohz".into(), (pick / scheds.len() / 2 % 3) as i64)];
+        if let Err(e) = Simulator::new(wl.clone(), c.clone()) {
+            prop_assert!(!e.to_string().is_empty());
+            return Ok(());
+        }
+        let trace = run_checked(&wl, c.clone(), cpus)?;
+        for rec in &trace.records {
+            if let TraceEvent::Switch { next: Some(n), .. } = rec.ev {
+                if let Some(aff) = &wl.tasks[n].attrs.cpus {
+                    prop_assert!(aff.contains(&rec.cpu), "{}: affinity", sched);
+                }
+            }
+        }
+        let again = schedlab_core::simulate("prop", &text, c).expect("runs");
+        prop_assert_eq!(ftrace::render(&trace), ftrace::render(&again.trace.expect("trace")));
+    }
+
     #[test]
     fn same_seed_same_trace((text, cpus, kind) in workload()) {
         let a = schedlab_core::simulate("p", &text, config(kind, cpus)).expect("runs");
