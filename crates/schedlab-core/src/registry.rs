@@ -19,7 +19,15 @@ use crate::tunable::{Tunable, TunableSet};
 use crate::workload::Policy;
 
 /// Every scheduler, default first.
-pub static SCHEDULERS: &[SchedulerDef] = &[EEVDF, CFS, policy::scx_simple::DEF];
+pub static SCHEDULERS: &[SchedulerDef] = &[
+    EEVDF,
+    CFS,
+    policy::scx_simple::DEF,
+    policy::bmq::DEF,
+    policy::pds::DEF,
+    policy::bmq::DEF_6_12,
+    policy::pds::DEF_6_12,
+];
 
 /// Every fair-class policy (`+NAME`).
 pub static FAIR_POLICIES: &[FairPolicyDef] =
