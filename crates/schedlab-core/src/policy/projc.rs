@@ -31,7 +31,7 @@
 //! last update) and gives the half to the child; below RESCHED_NS the child
 //! gets a full slice and the parent reschedules.
 //!
-//! SMP (§2.6): `select_task_rq` picks, among allowed online CPUs, the first
+//! SMP (§2.6; the code is in policy/projc/smp.rs): `select_task_rq` picks, among allowed online CPUs, the first
 //! non-empty of (1) CPUs whose whole SMT core is idle (only with SMT),
 //! (2) idle CPUs, (3) CPUs whose best queued level is strictly worse than
 //! the task's, else all allowed CPUs, and returns the lowest-numbered CPU of
@@ -65,12 +65,14 @@ use crate::class::stack::Stack;
 use crate::class::{DequeueFlags, EnqueueFlags, SchedClass, WakeFlags, Waker};
 use crate::clock::Ns;
 use crate::cpuset::{CpuId, CpuSet};
-use crate::machine::{Machine, MigrationKind};
+use crate::machine::Machine;
 use crate::plugin::StackCtx;
 use crate::task::{Task, TaskId};
 use crate::tunable::{Tunable, TunableSet};
 use crate::workload::Policy;
 use std::collections::VecDeque;
+
+mod smp;
 
 /// `RESCHED_NS`: a slice with less left counts as expired.
 pub const RESCHED_NS: i64 = 100 << 10;
@@ -190,8 +192,9 @@ struct Queue {
     skip: Option<TaskId>,
     /// The task this class has made current (`set_next_task`).
     curr: Option<TaskId>,
-    /// An attribute change re-enqueued the running task (no real switch).
-    restoring: bool,
+    /// The running task an attribute change re-enqueued: its coming
+    /// `set_next_task` is no context switch.
+    restoring: Option<TaskId>,
 }
 
 /// The Project C class with policy rules `R`.
@@ -218,7 +221,7 @@ impl<R: ProjcRules> Projc<R> {
             hrtick_gen: 0,
             skip: None,
             curr: None,
-            restoring: false,
+            restoring: None,
         };
         Projc {
             rq: vec![queue; m.nr_cpus()],
@@ -364,131 +367,6 @@ impl<R: ProjcRules> Projc<R> {
         let name = self.rules.class_name();
         m.arm_timer(m.now.saturating_add(delay), name, cpu, q.hrtick_gen);
     }
-
-    /// `sched_cpu_topo_masks` of `cpu`: itself, SMT siblings, LLC, all
-    /// online CPUs (one package), each level without the previous ones.
-    fn topo_levels(m: &Machine, cpu: CpuId) -> [CpuSet; 4] {
-        let mut me = CpuSet::empty();
-        me.insert(cpu);
-        let online = m.online;
-        [me, m.topo.siblings(cpu), m.topo.llc(cpu), online]
-    }
-
-    /// `best_mask_cpu`: lowest CPU of `mask` in the first topology level of
-    /// `cpu` that has one.
-    fn best_mask_cpu(m: &Machine, cpu: CpuId, mask: &CpuSet) -> Option<CpuId> {
-        Self::topo_levels(m, cpu)
-            .iter()
-            .find_map(|level| level.and(mask).first())
-            .or_else(|| mask.first())
-    }
-
-    /// CPUs whose whole SMT core is idle (`sched_sg_idle_mask`).
-    fn sg_idle(&self, m: &Machine) -> CpuSet {
-        let mut s = CpuSet::empty();
-        for c in m.online.iter() {
-            if m.topo.siblings(c).iter().all(|x| self.rq[x].nr == 0) {
-                s.insert(c);
-            }
-        }
-        s
-    }
-
-    /// `migrate_pending_tasks`: from the task after `src`'s current one,
-    /// take every other task allowed on `dst`, at most min(nr/2, 32) tries.
-    fn migrate_pending(&self, m: &mut Machine, src: CpuId, dst: CpuId) -> u32 {
-        let Some(curr) = m.rqs[src].curr.filter(|c| self.pos[*c].is_some()) else {
-            return 0;
-        };
-        let order = self.in_order(src);
-        let Some(mut i) = order.iter().position(|t| *t == curr) else {
-            return 0;
-        };
-        let mut tries = (self.rq[src].nr / 2).min(MAX_PULL);
-        let mut moved = 0;
-        while tries > 0 {
-            let Some(&p) = order.get(i + 1) else {
-                break;
-            };
-            i += 2;
-            if m.tasks[p].affinity.contains(dst) {
-                m.request_migration(p, dst, MigrationKind::Balance);
-                moved += 1;
-            }
-            tries -= 1;
-            if i >= order.len() {
-                break;
-            }
-        }
-        moved
-    }
-
-    /// `take_other_rq_tasks`: an idling `cpu` pulls from the first CPU, in
-    /// topology order, with pending tasks that yields some.
-    fn take_other_rq_tasks(&mut self, m: &mut Machine, cpu: CpuId) {
-        let pending: Vec<CpuId> = m
-            .online
-            .iter()
-            .filter(|c| *c != cpu && self.rq[*c].nr >= 2)
-            .collect();
-        if pending.is_empty() {
-            return;
-        }
-        let levels = Self::topo_levels(m, cpu);
-        let mut seen = CpuSet::empty();
-        seen.insert(cpu);
-        for level in &levels[1..] {
-            for src in level.iter().filter(|c| !seen.contains(*c)) {
-                if !pending.contains(&src) {
-                    continue;
-                }
-                self.update_edge(m, src);
-                if self.migrate_pending(m, src, cpu) > 0 {
-                    return;
-                }
-            }
-            for c in level.iter() {
-                seen.insert(c);
-            }
-        }
-    }
-
-    /// `sg_balance` (SMT only): `cpu`'s core is idle; push the lone running
-    /// task of a core whose every sibling runs exactly one task.
-    fn sg_balance(&self, m: &mut Machine, cpu: CpuId) {
-        if !m.topo.has_smt() || !m.online.contains(cpu) {
-            return;
-        }
-        let idle_cores = self.sg_idle(m);
-        if !idle_cores.contains(cpu) {
-            return;
-        }
-        let mut chk = CpuSet::empty();
-        for c in m.online.iter().filter(|c| self.rq[*c].nr == 1) {
-            chk.insert(c);
-        }
-        for i in chk.iter_wrap(cpu) {
-            if !m.topo.siblings(i).iter().all(|s| chk.contains(s)) {
-                continue;
-            }
-            let queued_here = |c: &TaskId| self.pos[*c].is_some_and(|(q, _)| q == i);
-            let Some(curr) = m.rqs[i].curr.filter(queued_here) else {
-                continue;
-            };
-            let allowed = m.tasks[curr].affinity.and(&idle_cores);
-            if allowed.is_empty() || m.rqs[i].active_balance_to.is_some() {
-                continue;
-            }
-            let llc_and_beyond = [m.topo.llc(i), m.online];
-            let dst = llc_and_beyond.iter().find_map(|l| l.and(&allowed).first());
-            if let Some(dst) = dst {
-                if m.request_active_balance(i, dst) {
-                    m.resched(i);
-                    return;
-                }
-            }
-        }
-    }
 }
 
 impl<R: ProjcRules> SchedClass for Projc<R> {
@@ -538,7 +416,7 @@ impl<R: ProjcRules> SchedClass for Projc<R> {
             self.rules.sanity_check(&mut self.task[t], edge);
         }
         if flags.has(EnqueueFlags::RESTORE) {
-            self.rq[cpu].restoring = true;
+            self.rq[cpu].restoring = Some(t);
         }
         self.insert(m, cpu, t);
         self.rq[cpu].nr += 1;
@@ -647,7 +525,7 @@ impl<R: ProjcRules> SchedClass for Projc<R> {
     fn set_next_task(&mut self, m: &mut Machine, cpu: CpuId, next: TaskId) {
         let q = &mut self.rq[cpu];
         q.curr = Some(next);
-        if std::mem::take(&mut q.restoring) {
+        if q.restoring.take() == Some(next) {
             // An attribute change, not a context switch.
             return;
         }
