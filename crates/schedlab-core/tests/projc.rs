@@ -398,3 +398,89 @@ fn example_workloads_run_or_are_refused() {
         }
     }
 }
+
+/// Yield (`kernel.yield_type`). A task that runs 100 µs and yields, beside
+/// a nice-0 hog on one CPU. BMQ type 1 only sets boost to +7 (already its
+/// fork value) without requeueing, so the yielder keeps the CPU for whole
+/// slices: half each. PDS v6.0 type 1 is `time_slice_expired`: a new
+/// deadline (never earlier than the hog's) and the tail of the queue, so
+/// the yielder runs 100 µs per hog slice: 100 / (4194.304 + 100) of the
+/// CPU. Type 0 does nothing (half each); type 2 skips the yielder at the
+/// next pick, which under BMQ also gives 100 µs per hog slice.
+#[test]
+fn yield_types() {
+    let wl = r#"{"global": {"duration": 4}, "tasks": {
+        "y": {"run": 100, "yield": ""},
+        "hog": {"run": 100000000}}}"#;
+    let per_slice = 100_000.0 / (SLICE as f64 + 100_000.0);
+    for (sched, ty, share) in [
+        ("bmq", 1, 0.5),
+        ("bmq", 0, 0.5),
+        ("bmq", 2, per_slice),
+        ("pds", 1, per_slice),
+        ("pds", 0, 0.5),
+    ] {
+        let mut c = config(sched, 1, 250);
+        c.set = vec![("yield_type".into(), ty)];
+        let r = run(wl, c);
+        let got = task(&r, "y").cpu_share;
+        let tol = if share < 0.1 { 0.003 } else { 0.01 };
+        assert!(
+            (got - share).abs() < tol,
+            "{sched} yield_type {ty}: {got} vs {share}"
+        );
+    }
+}
+
+/// Wakeup placement with SMT (§2.6 rule 1): a fully idle core comes before
+/// an idle sibling. On two 2-thread cores, the second hog created on CPU 0
+/// goes to CPU 2 (core 1), not to CPU 0's idle sibling 1; the third, with
+/// no idle core left, to the idle sibling 1, the fourth to 3.
+#[test]
+fn smt_prefers_fully_idle_cores() {
+    let mut c = config("bmq", 4, 250);
+    c.smt = 2;
+    let r = run(&common::hogs(4, 1), c);
+    let tr = r.trace.as_ref().expect("trace");
+    let cpu_of = |name: &str| {
+        let id = tr.tasks.iter().position(|t| t.comm == name).expect("task");
+        tr.records
+            .iter()
+            .find_map(|rec| match rec.ev {
+                TraceEvent::Switch { next: Some(n), .. } if n == id => Some(rec.cpu),
+                _ => None,
+            })
+            .expect("runs")
+    };
+    let cpus: Vec<usize> = (0..4).map(|i| cpu_of(&format!("hog-{i}"))).collect();
+    assert_eq!(cpus, vec![0, 2, 1, 3]);
+}
+
+/// `sg_balance` (§2.6 b): when core 1 goes idle while both threads of core
+/// 0 run one task each, the lone task of CPU 0 (the first such CPU after
+/// the idling one, wrapping) is pushed to the lowest idle CPU of core 1.
+#[test]
+fn sg_balance_spreads_a_full_core() {
+    let wl = r#"{"global": {"duration": 1}, "tasks": {
+        "a": {"run": 100000000},
+        "s1": {"loop": 1, "run": 50000},
+        "b": {"run": 100000000},
+        "s2": {"loop": 1, "run": 50000}}}"#;
+    let mut c = config("pds", 4, 250);
+    c.smt = 2;
+    let r = run(wl, c);
+    assert_eq!(task(&r, "a").migrations, 1);
+    assert_eq!(task(&r, "b").migrations, 0);
+    let tr = r.trace.as_ref().expect("trace");
+    let a = tr.tasks.iter().position(|t| t.comm == "a").expect("a");
+    let last = tr
+        .records
+        .iter()
+        .filter_map(|rec| match rec.ev {
+            TraceEvent::Switch { next: Some(n), .. } if n == a => Some((rec.ts, rec.cpu)),
+            _ => None,
+        })
+        .next_back()
+        .expect("a runs");
+    assert_eq!(last, (50_000_000, 2));
+}
