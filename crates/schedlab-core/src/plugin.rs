@@ -5,7 +5,8 @@
 //! it. Three kinds:
 //!
 //! * [`SchedulerDef`]: a whole scheduler, i.e. a class stack (mainline's
-//!   dl, rt, fair; Project C's rt, bmq; a sched_ext policy in an ext class).
+//!   dl, rt, fair; Project C's one bmq or pds class; a sched_ext policy in
+//!   an ext class).
 //! * [`FairPolicyDef`]: fair-class hooks (class/fair/hooks.rs) layered on
 //!   any scheduler with a fair class, named after a `+` (`eevdf+tsf`).
 //! * [`DlOrderDef`]: an ordering of SCHED_DEADLINE tasks (`--dl-policy`).

@@ -26,6 +26,10 @@ pub static SCHEDULERS: &[SchedulerDef] = &[
     policy::bfs::DEF,
     policy::muqss::DEF,
     policy::baby::DEF,
+    policy::bmq::DEF,
+    policy::pds::DEF,
+    policy::bmq::DEF_6_12,
+    policy::pds::DEF_6_12,
 ];
 
 /// Every fair-class policy (`+NAME`).

@@ -228,6 +228,37 @@ proptest! {
         prop_assert_eq!(ftrace::render(&trace), ftrace::render(&again.trace.expect("trace")));
     }
 
+    /// The same invariants under Project C's BMQ and PDS (policy/projc.rs),
+    /// with SMT siblings, every yield type and CPU hotplug in turn, and
+    /// the same trace twice.
+    #[test]
+    fn projc_invariants_hold((text, cpus, _) in workload(), opt in 0usize..24) {
+        let wl = Workload::from_rtapp("prop", &text).expect("generated workload parses");
+        let mut c = config(["bmq", "pds", "bmq-6.12", "pds-6.12"][opt % 4], cpus);
+        if cpus % 2 == 0 && opt / 4 % 2 == 1 {
+            c.smt = 2;
+        }
+        c.set = vec![("yield_type".into(), (opt / 8 % 3) as i64)];
+        let hot = cpus >= 2 && opt % 3 == 0;
+        if hot {
+            c.hotplug = hotplug::parse("0.3=-1,0.6=+1").expect("plan");
+        }
+        let trace = run_checked(&wl, c.clone(), cpus)?;
+        for rec in &trace.records {
+            if let TraceEvent::Switch { next: Some(n), .. } = rec.ev {
+                if let Some(aff) = &wl.tasks[n].attrs.cpus {
+                    if !hot {
+                        prop_assert!(aff.contains(&rec.cpu));
+                    }
+                }
+                let offline = hot && rec.ts > 300_000_000 && rec.ts < 600_000_000;
+                prop_assert!(!(offline && rec.cpu == 1), "ran on offline CPU 1");
+            }
+        }
+        let again = schedlab_core::simulate("prop", &text, c).expect("runs");
+        prop_assert_eq!(ftrace::render(&trace), ftrace::render(&again.trace.expect("trace")));
+    }
+
     #[test]
     fn same_seed_same_trace((text, cpus, kind) in workload()) {
         let a = schedlab_core::simulate("p", &text, config(kind, cpus)).expect("runs");

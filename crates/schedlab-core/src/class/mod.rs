@@ -10,9 +10,9 @@
 //!
 //! The stack is data (engine/stack.rs), built by the scheduler's entry in
 //! the registry (registry.rs): mainline is `[dl, rt, fair]`, a
-//! whole-scheduler replacement (BFS, MuQSS, BMQ, PDS) keeps `rt` and puts
-//! its own class where `dl` and `fair` were, and a sched_ext policy runs in
-//! an `ext` class between fair and idle. The stack also says which class
+//! whole-scheduler replacement is its own class for every policy it takes
+//! (Project C's `bmq` or `pds`, RT levels in the same bitmap), and a
+//! sched_ext policy runs in an `ext` class between fair and idle. The stack also says which class
 //! takes which `SCHED_*` policy. The engine names no class: it walks the
 //! stack, asks it for a task's class, and calls classes by position.
 //!

@@ -38,11 +38,11 @@ pub struct Stack {
     /// against SCHED_DEADLINE admission (`dl_b->total_bw`, 6.12), whether
     /// or not the servers are instantiated for this run.
     pub server_bandwidth: bool,
-    /// Whether SCHED_DEADLINE admission control (`sched_dl_overflow`)
-    /// applies. False for schedulers that squash SCHED_DEADLINE into
-    /// another policy (Project C's `dl_squash_attr`: SCHED_FIFO 99, no
-    /// bandwidth), so no reservation can be refused.
-    pub deadline_admission: bool,
+    /// Whether SCHED_DEADLINE tasks pass the root domain's admission
+    /// control (`sched_dl_overflow`, engine/bandwidth.rs). A scheduler
+    /// whose class takes SCHED_DEADLINE without bandwidth reservation
+    /// (Project C, BFS and MuQSS squash it to SCHED_FIFO 99) turns it off.
+    pub dl_admission: bool,
     /// Notes for the run's warnings (e.g. a workload key the scheduler
     /// ignores).
     pub warnings: Vec<String>,
@@ -73,7 +73,7 @@ impl Stack {
             fallback: None,
             server: None,
             server_bandwidth: false,
-            deadline_admission: true,
+            dl_admission: true,
             warnings: vec![],
         }
     }

@@ -578,7 +578,7 @@ impl Simulator {
         if !self.m.tasks[id].affinity.contains(parent_cpu) {
             self.m.tasks[id].cpu = self.m.tasks[id].affinity.first().unwrap_or(0);
         }
-        if policy == Policy::Deadline && self.classes.deadline_admission {
+        if policy == Policy::Deadline && self.classes.dl_admission {
             let bw = self.m.tasks[id].dl.bw();
             self.admit_dl(id, 0, bw);
         }
@@ -684,7 +684,7 @@ impl Simulator {
 
     /// The current task `t` exits.
     pub(crate) fn exit_task(&mut self, t: TaskId) {
-        if self.m.tasks[t].policy == Policy::Deadline {
+        if self.m.tasks[t].policy == Policy::Deadline && self.classes.dl_admission {
             let bw = self.m.tasks[t].dl.bw();
             self.dl_bw.0 -= bw.min(self.dl_bw.0);
         }

@@ -158,8 +158,7 @@ impl Simulator {
         } else {
             0
         };
-        if old_bw != new_bw && self.classes.deadline_admission && !self.admit_dl(t, old_bw, new_bw)
-        {
+        if old_bw != new_bw && self.classes.dl_admission && !self.admit_dl(t, old_bw, new_bw) {
             return;
         }
         self.change_running_task(t, |task| {

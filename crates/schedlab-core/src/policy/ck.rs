@@ -354,7 +354,7 @@ pub fn build(ctx: &StackCtx, name: &str, flavour: Flavour, rr_ms: u64) -> Result
     let idx = s.push(Box::new(class), &all);
     s.set_fallback(idx);
     // SCHED_DEADLINE becomes SCHED_FIFO 99: nothing to admit.
-    s.deadline_admission = false;
+    s.dl_admission = false;
     s.warnings = ignored_features(ctx, name, true);
     Ok(s)
 }

@@ -10,14 +10,21 @@
 //! Deadline orders replace how the deadline class orders SCHED_DEADLINE
 //! jobs through its `DlOrder` hook (class/dl/order.rs); CBS, push/pull and
 //! admission stay the kernel's. They are selected with `--dl-policy`.
+//!
+//! Whole-scheduler replacements build their own class stack: Project C's
+//! BMQ and PDS (bmq.rs, pds.rs on the shared framework projc.rs) take
+//! every policy in one class.
 
 pub mod baby;
 pub mod bfs;
+pub mod bmq;
 pub mod ck;
 pub mod dwcfs;
 pub mod illf;
 pub mod llf;
 pub mod muqss;
+pub mod pds;
 pub mod pfs;
+pub mod projc;
 pub mod scx_simple;
 pub mod tsf;
