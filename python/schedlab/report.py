@@ -73,8 +73,9 @@ def compare_table(names: Sequence[str], results: List[SimResult]) -> str:
         row = name[:15].ljust(16)
         for b, ws, wp in zip(by, w_share, w_p99):
             t = b.get(name)
-            row += (f"{t['cpu_share']:>{ws}.4f}{t['wakeup_latency_p99_us']:>{wp}.1f}" if t
-                    else f"{'-':>{ws}}{'-':>{wp}}")
+            p99 = t and t["wakeup_latency_p99_us"]  # null: no wakeup measured
+            row += (f"{t['cpu_share']:>{ws}.4f}" if t else f"{'-':>{ws}}") + (
+                f"{p99:>{wp}.1f}" if p99 is not None else f"{'-':>{wp}}")
         lines.append(row)
     lines.append("")
     for n, r in zip(names, results):

@@ -211,18 +211,26 @@ pub const TRACE_UNMEASURED_TASK: &[&str] = &[
     "cpu",
 ];
 
+/// Task fields with no value when no wakeup latency was measured.
+pub const NO_WAKEUP_NULL: &[&str] = &[
+    "wakeup_latency_min_us",
+    "wakeup_latency_avg_us",
+    "wakeup_latency_max_us",
+    "wakeup_latency_p50_us",
+    "wakeup_latency_p90_us",
+    "wakeup_latency_p99_us",
+    "wakeup_latency_p99_9_us",
+];
+
 /// CPU fields a trace cannot tell.
 pub const TRACE_UNMEASURED_CPU: &[&str] = &["avg_freq_mhz"];
 
 impl RunMetrics {
-    /// The metrics as JSON, with what was not measured as null: for an
-    /// imported trace the fields in `TRACE_UNMEASURED_*` (the simulator
-    /// measures every field).
+    /// The metrics as JSON, with what was not measured as null: the
+    /// latencies of a task with no measured wakeup (`NO_WAKEUP_NULL`), and
+    /// for an imported trace the fields in `TRACE_UNMEASURED_*`.
     pub fn to_json(&self) -> serde_json::Value {
         let mut v = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
-        if self.scheduler != "trace" {
-            return v;
-        }
         let null = |obj: &mut serde_json::Value, keys: &[&str]| {
             if let Some(o) = obj.as_object_mut() {
                 for k in keys {
@@ -232,6 +240,17 @@ impl RunMetrics {
                 }
             }
         };
+        // A task with no measured wakeup has no latency: null, not 0.
+        if let Some(tasks) = v.get_mut("tasks").and_then(|x| x.as_array_mut()) {
+            for t in tasks {
+                if t.get("wakeups").and_then(|w| w.as_u64()) == Some(0) {
+                    null(t, NO_WAKEUP_NULL);
+                }
+            }
+        }
+        if self.scheduler != "trace" {
+            return v;
+        }
         null(&mut v, TRACE_UNMEASURED_RUN);
         for (list, keys) in [
             ("tasks", TRACE_UNMEASURED_TASK),
