@@ -17,7 +17,8 @@ def _seed_workloads():
     out = {}
     spec = load_spec("illf")
     out["illf-dhall"] = illf._workload(illf.dhall_tasks(spec["dhall"]), 1)
-    t1 = {f"t{i}": illf._dl(t["c_ms"], t["d_ms"], t["t_ms"], t["n"]) for i, t in enumerate(spec["table1"]["tasks"])}
+    t1 = {f"t{i}": illf._dl(t["c_ms"], t["d_ms"], t["t_ms"], t["n"])
+          for i, t in enumerate(spec["table1"]["tasks"])}
     out["illf-table1"] = illf._workload(t1, 1)
     spec = load_spec("tsf")
     out["tsf-pair"] = tsf._workload(spec, list(spec["benchmarks"])[:2])
@@ -28,7 +29,8 @@ def _seed_workloads():
                          "tasks": {"hog": {"loop": 1, "run": 300000},
                                    "io": {"loop": 20, "run": 100, "sleep": 5000}}}
     out["dwcfs-threads"] = {"global": {"calibration": 100},
-                            "tasks": {"A": {"loop": 1, "run": 200000}, "B": {"instance": 4, "loop": 1, "run": 50000}}}
+                            "tasks": {"A": {"loop": 1, "run": 200000},
+                                      "B": {"instance": 4, "loop": 1, "run": 50000}}}
     return out
 
 
