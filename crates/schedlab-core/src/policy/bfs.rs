@@ -123,14 +123,28 @@ fn scaling(m: &Machine, cpu: CpuId) -> bool {
 
 /// `earliest_deadline_task` for `cpu` over the global queue, `curr` (the
 /// CPU's runnable current task) counted as requeued at the tail.
+///
+/// The queue is ordered by (level, deadline, seq) and the sticky penalty
+/// only ever raises a key, so the scan stops at the first entry whose own
+/// key cannot beat the best effective key found (the kernel scans the
+/// whole level; the result is the same, in O(entries ahead of the pick)).
 pub fn pick(ck: &Ck, m: &Machine, cpu: CpuId, curr: Option<TaskId>) -> Option<TaskId> {
     let mut best: Option<((u32, u64, u64), TaskId)> = None;
-    let mut consider = |key: (u32, u64, u64), t: TaskId| {
+    let mut consider = |best: &mut Option<((u32, u64, u64), TaskId)>, key: (u32, u64, u64), t| {
         if best.is_none_or(|(b, _)| key < b) {
-            best = Some((key, t));
+            *best = Some((key, t));
         }
     };
+    if let Some(c) = curr {
+        // seq MAX: behind every queued task of equal level and deadline.
+        let lv = ck::level(m, c);
+        let dl = if lv < 100 { 0 } else { ck.tasks[c].deadline };
+        consider(&mut best, (lv, dl, u64::MAX), c);
+    }
     for (&(lv, dl, seq), &t) in ck.queues[0].iter() {
+        if best.is_some_and(|(b, _)| (lv, dl, seq) >= b) {
+            break;
+        }
         if !m.tasks[t].affinity.contains(cpu) {
             continue;
         }
@@ -144,12 +158,7 @@ pub fn pick(ck: &Ck, m: &Machine, cpu: CpuId, curr: Option<TaskId>) -> Option<Ta
         } else {
             dl
         };
-        consider((lv, eff, seq), t);
-    }
-    if let Some(c) = curr {
-        let lv = ck::level(m, c);
-        let dl = if lv < 100 { 0 } else { ck.tasks[c].deadline };
-        consider((lv, dl, u64::MAX), c);
+        consider(&mut best, (lv, eff, seq), t);
     }
     best.map(|(_, t)| t)
 }
