@@ -130,7 +130,7 @@ fn scaling(m: &Machine, cpu: CpuId) -> bool {
 /// whole level; the result is the same, in O(entries ahead of the pick)).
 pub fn pick(ck: &Ck, m: &Machine, cpu: CpuId, curr: Option<TaskId>) -> Option<TaskId> {
     let mut best: Option<((u32, u64, u64), TaskId)> = None;
-    let mut consider = |best: &mut Option<((u32, u64, u64), TaskId)>, key: (u32, u64, u64), t| {
+    let consider = |best: &mut Option<((u32, u64, u64), TaskId)>, key: (u32, u64, u64), t| {
         if best.is_none_or(|(b, _)| key < b) {
             *best = Some((key, t));
         }
