@@ -159,3 +159,29 @@ def test_full_disk_is_one_line_and_leaves_nothing(root, tmp_path):
         assert os.listdir(tiny) == [] and not (tmp_path / "t.txt").exists()
     finally:
         subprocess.run(["umount", str(tiny)], capture_output=True)
+
+
+def test_machine_profile_applies_and_bad_profiles_are_one_clear_error(tmp_path):
+    wl = tmp_path / "w.json"
+    wl.write_text('{"global": {"duration": 1}, "tasks": {"s": {"loop": -1, "run": 100, "sleep": 5000}}}')
+    prof = tmp_path / "p.json"
+    prof.write_text(json.dumps({"schedlab_machine_profile": 1, "hz": 100,
+                                "tunables": {"wakeup_ns": 30000, "idle_exit_ns": 0, "timer_slack_ns": 0}}))
+    out = tmp_path / "o.json"
+    r = run("run", str(wl), "--machine", str(prof), "--json", str(out), "--quiet")
+    assert r.returncode == 0, r.stderr
+    m = json.loads(out.read_text())
+    assert m["hz"] == 100 and m["tunables"]["wakeup_ns"] == 30000
+    # Every wakeup lands on an idle CPU with no idle-exit cost: exactly the profile's 30 µs.
+    assert m["tasks"][0]["wakeup_latency_p50_us"] == pytest.approx(30.0, rel=0.002)
+    # --hz and --set win over the profile.
+    r = run("run", str(wl), "--machine", str(prof), "--hz", "250", "--set", "wakeup_ns=1000",
+            "--json", str(out), "--quiet")
+    m = json.loads(out.read_text())
+    assert r.returncode == 0 and m["hz"] == 250 and m["tunables"]["wakeup_ns"] == 1000
+    for body, where in [("{", "line 1"), ('{"schedlab_machine_profile": 2}', "schedlab_machine_profile"),
+                        ('{"schedlab_machine_profile": 1, "hz": 0, "tunables": {}}', "hz"),
+                        ('{"schedlab_machine_profile": 1, "hz": 250, "tunables": {"nope": 1}}', "tunables.nope")]:
+        prof.write_text(body)
+        r = run("run", str(wl), "--machine", str(prof))
+        assert r.returncode == 2 and f"{prof}: {where}" in r.stderr and "Traceback" not in r.stderr, r.stderr

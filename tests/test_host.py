@@ -409,3 +409,30 @@ def test_task_group_paths_stay_inside_the_run(tmp_path):
         with pytest.raises(HostError):
             confined("/sys/fs/cgroup/cpu/schedlab-1", g)
     assert confined("/sys/fs/cgroup/cpu/schedlab-1", "/a/b") == "/sys/fs/cgroup/cpu/schedlab-1/a/b"
+
+
+@needs_root
+def test_calibrate_writes_a_profile_that_run_and_compare_use(tmp_path):
+    before = _state()
+    prof = tmp_path / "machine.json"
+    r = run("calibrate", "--out", str(prof), "--seconds", "1")
+    assert r.returncode == 0, r.stderr
+    p = json.loads(prof.read_text())
+    tun, meas = p["tunables"], p["measurements"]
+    assert p["schedlab_machine_profile"] == 1 and p["hz"] == p["measured_on"]["hz"]
+    # Each figure is measured, not defaulted: the sleepers woke late by something, a busy CPU's
+    # wakeup costs at least a switch, and the kernel's 50 µs slack shows for SCHED_OTHER only.
+    assert all(v >= 0 for v in tun.values()) and tun["context_switch_ns"] > 0
+    assert 0 < meas["busy_rt_lateness_p50_ns"] < 5_000_000
+    assert meas["idle_other_lateness_p50_ns"] > meas["idle_rt_lateness_p50_ns"]
+    assert 10_000 <= tun["timer_slack_ns"] <= 200_000
+    assert "ipi_ns" in p["not_measured"]
+    wl = tmp_path / "w.json"
+    wl.write_text(json.dumps({"global": {"duration": 1}, "tasks": {"hog": {"cpus": [0], "run": 100000}}}))
+    out = tmp_path / "m.json"
+    r = run("run", str(wl), "--machine", str(prof), "--json", str(out), "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(out.read_text())["tunables"]["timer_slack_ns"] == tun["timer_slack_ns"]
+    r = run("compare", "--workload", str(wl), "--machine", str(prof))
+    assert r.returncode == 0, r.stderr
+    assert _state() == before

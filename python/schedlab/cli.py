@@ -120,7 +120,10 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--dl-policy", default="edf", choices=[d["name"] for d in schedulers()["dl_orders"]],
                    help="ordering of SCHED_DEADLINE tasks: the kernel's EDF, or LLF / ILLF (seed 001); "
                         "see 'schedlab schedulers'")
-    r.add_argument("--hz", type=_positive, default=250)
+    r.add_argument("--hz", type=_positive, help="tick frequency (default: the --machine profile's, else 250)")
+    r.add_argument("--machine", metavar="PROFILE",
+                   help="a machine profile from 'schedlab calibrate': its HZ and wakeup-path tunables "
+                        "(--hz and --set still win)")
     r.add_argument("--zero-costs", action="store_true",
                    help="no wakeup-path costs (timer slack, wakeup, idle exit, IPI): closed-form runs")
     r.add_argument("--duration", help="override global.duration: seconds or 500ms, 2s, ...")
@@ -187,6 +190,12 @@ def _parser() -> argparse.ArgumentParser:
     cp.add_argument("--match", choices=["name", "pid"], default="name",
                     help="match tasks by name, or by recorded pid (a trace against its replay)")
     cp.add_argument("--json", metavar="FILE", help="write the comparison as JSON")
+    cp.add_argument("--machine", metavar="PROFILE",
+                    help="with --workload: simulate with this machine profile's wakeup-path tunables")
+    cal = sub.add_parser("calibrate", help="measure this machine's wakeup path and write a machine profile "
+                                           "(root)")
+    cal.add_argument("--out", metavar="PROFILE", required=True, help="where to write the profile (JSON)")
+    cal.add_argument("--seconds", type=int, default=3, help="length of each measuring run, s (default 3)")
 
     rp = sub.add_parser("repro", help="reproduce a seed experiment and write its report")
     rp.add_argument("experiment", help="experiment name (experiments/NAME.json), e.g. illf, or all")
@@ -250,9 +259,19 @@ def _write_run_outputs(a: argparse.Namespace, names: List[str], results: List[Si
         raise
 
 
+def _machine_args(a: argparse.Namespace) -> None:
+    """Fold a --machine profile into a.hz and a.set (explicit --hz and --set win)."""
+    from . import machine
+
+    tun, hz = machine.load(a.machine) if a.machine else ({}, 250)
+    a.hz = a.hz or hz
+    a.set = [f"{k}={v}" for k, v in tun.items()] + list(a.set)
+
+
 def _cmd_run(a: argparse.Namespace) -> int:
     names = [s.strip() for s in a.scheduler.split(",") if s.strip()]
     _check_run_args(a, names)
+    _machine_args(a)
     # Policy files (FILE.py or FILE.py:Class) are loaded before any run starts.
     policies = {n: load_policy_class(n) for n in names if is_policy_spec(n)}
     if a.duration:
@@ -401,9 +420,12 @@ def _sim_and_host(a: argparse.Namespace) -> Tuple[dict, dict]:
     from . import host
     from .host.probe import matching_scheduler
 
+    from . import machine
+
+    tun = machine.load(a.machine)[0] if a.machine else {}
     res, info = host.run(a.workload)
     sched = a.scheduler or matching_scheduler()
-    sim = simulate(a.workload, sched, len(info["cpus"]), hz=info.get("hz") or 250)
+    sim = simulate(a.workload, sched, len(info["cpus"]), hz=info.get("hz") or 250, set=tun)
     return dict(sim.metrics), dict(res.metrics)
 
 
@@ -457,11 +479,32 @@ def _cmd_repro(a: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_calibrate(a: argparse.Namespace) -> int:
+    from .host import HostError
+    from .host.calibrate import calibrate
+
+    if not 1 <= a.seconds <= 60:
+        print("schedlab: error: --seconds: expected 1..60", file=sys.stderr)
+        return 2
+    try:
+        prof = calibrate(a.seconds, log=lambda s: print(s, file=sys.stderr))
+    except HostError as e:
+        print(f"schedlab: error: {e}", file=sys.stderr)
+        return 2
+    _write_json(a.out, prof)
+    for k, v in prof["tunables"].items():
+        print(f"{k:<20} {v:>10} ns")
+    for k, why in prof["not_measured"].items():
+        print(f"{k:<20} not measured: {why}")
+    print(f"profile: {a.out} (use with: schedlab run --machine {a.out} ...)")
+    return 0
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
     handlers = {"run": _cmd_run, "check": _cmd_check, "schedulers": _cmd_schedulers,
                 "metrics": _cmd_metrics, "repro": _cmd_repro, "trace": _cmd_trace,
-                "compare": _cmd_compare, "host": _cmd_host}
+                "compare": _cmd_compare, "host": _cmd_host, "calibrate": _cmd_calibrate}
     try:
         return handlers[args.cmd](args)
     except BrokenPipeError:

@@ -10,9 +10,14 @@
 //! * `schedlab-worker run PLAN.json` runs a plan (below) and prints one JSON
 //!   line per thread when it starts (`{"thread", "tid"}`) and when it ends
 //!   (`{"thread", "tid", "loops", "cpu_ns", "overruns", "started_ns",
-//!   "finished_ns", "busy_cpu_ns", "overhead_cpu_ns", "proc"}`, times in
-//!   CLOCK_MONOTONIC ns, `proc` the thread's own /proc counters over its
-//!   program).
+//!   "finished_ns", "busy_cpu_ns", "overhead_cpu_ns", "proc",
+//!   "sleep_lateness_ns"}`, times in CLOCK_MONOTONIC ns, `proc` the
+//!   thread's own /proc counters over its program, `sleep_lateness_ns` how
+//!   late it ran after its sleeps and timers: count, p50, p90, p99, max);
+//! * `schedlab-worker pingpong CPU ROUNDS` prints the mean ns of one
+//!   round trip between two threads pinned to CPU through a socket pair
+//!   (two context switches and two pipe calls each way, as `perf bench
+//!   sched pipe`).
 //!
 //! Each thread (attrs.rs) names itself (comm), joins its cgroup, sets its
 //! affinity and its `sched_setattr` attributes (policy, nice / RT priority
@@ -33,6 +38,7 @@
 mod attrs;
 mod counters;
 mod event;
+mod pingpong;
 mod program;
 mod sync;
 
@@ -143,6 +149,27 @@ fn main() {
                 }
             }
             println!("{{\"ns_per_loop\": {:.6}}}", program::calibrate())
+        }
+        Some("pingpong") => {
+            let parse = |i: usize| args.get(i).and_then(|s| s.parse::<u64>().ok());
+            let (Some(cpu), Some(rounds)) = (parse(2), parse(3)) else {
+                eprintln!("usage: schedlab-worker pingpong CPU ROUNDS");
+                std::process::exit(2);
+            };
+            if cpu >= libc::CPU_SETSIZE as u64 || rounds == 0 || rounds > 100_000_000 {
+                eprintln!(
+                    "schedlab-worker: pingpong: CPU below {} and 1..=100000000 rounds",
+                    libc::CPU_SETSIZE
+                );
+                std::process::exit(2);
+            }
+            match pingpong::round_trip_ns(cpu as usize, rounds) {
+                Ok(ns) => println!("{{\"round_trip_ns\": {ns:.1}}}"),
+                Err(e) => {
+                    eprintln!("schedlab-worker: pingpong: {e}");
+                    std::process::exit(1);
+                }
+            }
         }
         Some("run") => {
             // SAFETY: ask to be killed with the runner; plain integer arguments.

@@ -138,6 +138,31 @@ fn busy(ns: u64, work: Work, ns_per_loop: f64, end: u64) -> u64 {
     }
 }
 
+/// Sleep until `target` (capped at `end`) and record how late the thread
+/// runs again: timer slack, the wakeup path and the switch, as the thread
+/// itself sees them, with no tracing (`schedlab calibrate`).
+fn sleep_measured(target: u64, end: u64, late: &mut Vec<u64>) {
+    sleep_until(target.min(end));
+    if target < end && late.len() < MAX_LATENESS_SAMPLES {
+        late.push(now_ns().saturating_sub(target));
+    }
+}
+
+/// Lateness samples kept per thread (a bound on memory, not on the run).
+const MAX_LATENESS_SAMPLES: usize = 1 << 20;
+
+/// count, p50, p90, p99 and max of `samples` (ns).
+fn lateness_summary(mut samples: Vec<u64>) -> serde_json::Value {
+    samples.sort_unstable();
+    let q = |p: f64| -> Option<u64> {
+        let n = samples.len();
+        (n > 0).then(|| samples[((p * n as f64).ceil() as usize).clamp(1, n) - 1])
+    };
+    serde_json::json!({
+        "count": samples.len(), "p50": q(0.5), "p90": q(0.9), "p99": q(0.99), "max": samples.last(),
+    })
+}
+
 /// Run one thread's program from `start` (plus its delay) to its loop
 /// count or `end`; returns the JSON line of its end report.
 pub fn run_thread(
@@ -175,6 +200,7 @@ pub fn run_thread(
     let (first, cpu0) = (now_ns(), cpu_ns());
     let mut own_timer: Option<u64> = None;
     let (mut loops, mut overruns, mut busy_cpu) = (0u64, 0u64, 0u64);
+    let mut lateness: Vec<u64> = vec![];
     'outer: while t.loops.is_none_or(|n| loops < n) {
         for ev in &events {
             if now_ns() >= end {
@@ -188,7 +214,7 @@ pub fn run_thread(
                         spin(1000);
                     }
                 }
-                Event::Sleep(v) => sleep_until((now_ns() + v).min(end)),
+                Event::Sleep(v) => sleep_measured(now_ns() + v, end, &mut lateness),
                 Event::Timer {
                     period,
                     relative,
@@ -216,7 +242,7 @@ pub fn run_thread(
                         None => own_timer = Some(next),
                     }
                     if !late {
-                        sleep_until(next.min(end));
+                        sleep_measured(next, end, &mut lateness);
                     }
                 }
                 // SAFETY: sched_yield has no arguments.
@@ -253,6 +279,8 @@ pub fn run_thread(
         // `runtime` events, their busy time too).
         "busy_cpu_ns": busy_cpu, "overhead_cpu_ns": (cpu - cpu0).saturating_sub(busy_cpu),
         "proc": proc_counters,
+        // How late the thread ran after each of its sleeps and timers.
+        "sleep_lateness_ns": lateness_summary(lateness),
     })
     .to_string())
 }

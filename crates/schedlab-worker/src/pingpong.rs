@@ -1,0 +1,48 @@
+//! `schedlab-worker pingpong CPU ROUNDS`: the cost of a context switch as
+//! `perf bench sched pipe` measures it: two threads pinned to one CPU pass
+//! a byte back and forth through a socket pair; each round trip is two
+//! switches plus two writes and two reads. Prints the mean round trip, ns.
+
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+
+fn pin(cpu: usize) -> Result<(), String> {
+    // SAFETY: a zeroed cpu_set_t with one CPU set, passed with its size.
+    let rc = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    };
+    if rc != 0 {
+        return Err(format!(
+            "pin to CPU {cpu}: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
+/// Mean ns per round trip over `rounds` on `cpu`.
+pub fn round_trip_ns(cpu: usize, rounds: u64) -> Result<f64, String> {
+    let (mut a, mut b) = UnixStream::pair().map_err(|e| e.to_string())?;
+    let peer = std::thread::spawn(move || -> Result<(), String> {
+        pin(cpu)?;
+        let mut byte = [0u8; 1];
+        for _ in 0..rounds {
+            b.read_exact(&mut byte).map_err(|e| e.to_string())?;
+            b.write_all(&byte).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    });
+    pin(cpu)?;
+    let mut byte = [1u8; 1];
+    let t0 = crate::program::now_ns();
+    for _ in 0..rounds {
+        a.write_all(&byte).map_err(|e| e.to_string())?;
+        a.read_exact(&mut byte).map_err(|e| e.to_string())?;
+    }
+    let t1 = crate::program::now_ns();
+    peer.join()
+        .map_err(|_| "pingpong peer panicked".to_string())??;
+    Ok((t1 - t0) as f64 / rounds.max(1) as f64)
+}

@@ -1,0 +1,91 @@
+"""``schedlab calibrate`` (issue 13): measure this machine's wakeup path on its live kernel and write
+a machine profile (machine.py) the simulator can run with.
+
+Measured without tracing (the trace loses switch-ins on some VMs, docs/model.md): each worker
+thread times how late it runs after each of its sleeps (``sleep_lateness_ns``), and
+``schedlab-worker pingpong`` times a round trip between two threads on one CPU.
+
+* ``idle_rt``: a SCHED_FIFO sleeper alone on its CPU (no slack): IRQ, wakeup, idle exit, switch.
+* ``busy_rt``: the same beside a hog on that CPU: IRQ, wakeup, preemption, switch.
+* ``idle_other``: a SCHED_OTHER sleeper alone: ``idle_rt`` plus the timer slack.
+* ``pingpong``: two switches and two socket write/read pairs per round trip.
+
+Tunables: ``context_switch_ns`` = round trip / 2 (an upper bound: it includes the socket calls);
+``wakeup_ns`` = busy_rt p50 − context_switch_ns (at least 0); ``idle_exit_ns`` = idle_rt p50 −
+busy_rt p50; ``timer_slack_ns`` = idle_other p50 − idle_rt p50; HZ from the kernel. Not measured:
+the remote-wakeup IPI (``ipi_ns`` keeps its default) and the SMT factor (not modelled yet).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import subprocess
+import tempfile
+from typing import Any, Callable, Dict
+
+from .plan import HostError
+
+
+def _sleeper(policy: Dict[str, Any], cpu: int, seconds: int, hog: bool) -> dict:
+    tasks: Dict[str, Any] = {"s": {"loop": -1, "cpus": [cpu], "run": 50, "sleep": 5000, **policy}}
+    if hog:
+        tasks["hog"] = {"cpus": [cpu], "run": 10_000_000}
+    return {"global": {"duration": seconds}, "tasks": tasks}
+
+
+def _lateness_p50(workload: dict, tmp: str, name: str) -> int:
+    from . import run
+
+    path = os.path.join(tmp, f"{name}.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(workload, f)
+    _, info = run(path)
+    late = info["threads"]["s"]["sleep_lateness_ns"]
+    if not late["count"]:
+        raise HostError(f"calibrate: {name}: the sleeper never slept")
+    return int(late["p50"])
+
+
+def calibrate(seconds: int = 3, log: Callable[[str], None] = lambda s: None) -> Dict[str, Any]:
+    """Measure; returns the profile (not yet written)."""
+    from . import WORKER, facts
+
+    if os.geteuid() != 0:
+        raise HostError("calibrate needs root (it runs workloads on the live kernel)")
+    f = facts()
+    cpus = sorted(int(c) for c in f["cpus"])
+    cpu = cpus[-1]  # away from CPU 0's housekeeping
+    fifo = {"policy": "SCHED_FIFO", "priority": 50}
+    m: Dict[str, Any] = {"cpu": cpu, "seconds_per_run": seconds}
+    with tempfile.TemporaryDirectory(prefix="schedlab-calibrate-") as tmp:
+        for name, pol, hog in (("idle_rt", fifo, False), ("busy_rt", fifo, True), ("idle_other", {}, False)):
+            log(f"calibrate: {name} ({seconds:g} s on CPU {cpu})")
+            m[f"{name}_lateness_p50_ns"] = _lateness_p50(_sleeper(pol, cpu, seconds, hog), tmp, name)
+    log("calibrate: pingpong")
+    out = subprocess.run([os.path.abspath(WORKER), "pingpong", str(cpu), "20000"], capture_output=True,
+                         text=True, timeout=120)
+    if out.returncode != 0:
+        raise HostError(f"calibrate: pingpong: {out.stderr.strip()}")
+    m["pingpong_round_trip_ns"] = round(json.loads(out.stdout)["round_trip_ns"])
+    cs = m["pingpong_round_trip_ns"] // 2
+    tun = {
+        "context_switch_ns": cs,
+        "wakeup_ns": max(0, m["busy_rt_lateness_p50_ns"] - cs),
+        "idle_exit_ns": max(0, m["idle_rt_lateness_p50_ns"] - m["busy_rt_lateness_p50_ns"]),
+        "timer_slack_ns": max(0, m["idle_other_lateness_p50_ns"] - m["idle_rt_lateness_p50_ns"]),
+    }
+    return {
+        "schedlab_machine_profile": 1,
+        "measured_on": {"kernel": f.get("kernel"), "cpus": len(cpus), "hz": f.get("hz"),
+                        "preempt": f.get("preempt"),
+                        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")},
+        "hz": int(f.get("hz") or 250),
+        "tunables": tun,
+        "measurements": m,
+        "not_measured": {
+            "ipi_ns": "remote wakeups are not measured yet; the default stays",
+            "smt_factor": "the simulator has no SMT throughput model yet",
+        },
+    }
