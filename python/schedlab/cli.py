@@ -417,10 +417,8 @@ def _cmd_host(a: argparse.Namespace) -> int:
 
 def _sim_and_host(a: argparse.Namespace) -> Tuple[dict, dict]:
     """Metrics of `a.workload` in the simulator (the host's CPU count and HZ) and on the host."""
-    from . import host
+    from . import host, machine
     from .host.probe import matching_scheduler
-
-    from . import machine
 
     tun = machine.load(a.machine)[0] if a.machine else {}
     res, info = host.run(a.workload)
