@@ -181,7 +181,8 @@ def test_machine_profile_applies_and_bad_profiles_are_one_clear_error(tmp_path):
     assert r.returncode == 0 and m["hz"] == 250 and m["tunables"]["wakeup_ns"] == 1000
     for body, where in [("{", "line 1"), ('{"schedlab_machine_profile": 2}', "schedlab_machine_profile"),
                         ('{"schedlab_machine_profile": 1, "hz": 0, "tunables": {}}', "hz"),
-                        ('{"schedlab_machine_profile": 1, "hz": 250, "tunables": {"nope": 1}}', "tunables.nope")]:
+                        ('{"schedlab_machine_profile": 1, "hz": 250, "tunables": {"nope": 1}}',
+                         "tunables.nope")]:
         prof.write_text(body)
         r = run("run", str(wl), "--machine", str(prof))
         assert r.returncode == 2 and f"{prof}: {where}" in r.stderr and "Traceback" not in r.stderr, r.stderr
