@@ -436,3 +436,23 @@ def test_calibrate_writes_a_profile_that_run_and_compare_use(tmp_path):
     r = run("compare", "--workload", str(wl), "--machine", str(prof))
     assert r.returncode == 0, r.stderr
     assert _state() == before
+
+
+@needs_root
+def test_fidelity_judges_the_suite_on_both_sides(tmp_path):
+    before = _state()
+    out = tmp_path / "f.json"
+    r = run("fidelity", "--seconds", "1", "--only", "wake-busy,nice-hogs", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    f = json.loads(out.read_text())
+    assert sorted(f["workloads"]) == ["nice-hogs", "wake-busy"]
+    for w in f["workloads"].values():
+        for row in w["tasks"]:
+            j = row["cpu_time_us"]
+            # Judged from the numbers shown: ok iff within 3 % of the host's /proc CPU time.
+            if j["host"]:
+                assert j["ok"] == (abs(j["sim"] - j["host"]) <= 0.03 * j["host"]), row
+    assert "within tolerance" in r.stdout and "outside it" in r.stdout
+    bad = run("fidelity", "--only", "nope")
+    assert bad.returncode == 2 and "unknown workload 'nope'" in bad.stderr
+    assert _state() == before

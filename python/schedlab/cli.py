@@ -196,6 +196,12 @@ def _parser() -> argparse.ArgumentParser:
                                            "(root)")
     cal.add_argument("--out", metavar="PROFILE", required=True, help="where to write the profile (JSON)")
     cal.add_argument("--seconds", type=int, default=3, help="length of each measuring run, s (default 3)")
+    fi = sub.add_parser("fidelity", help="a fixed suite in the simulator and on this kernel, judged against "
+                                         "tolerances (root)")
+    fi.add_argument("--seconds", type=int, default=5, help="length of each workload, s (default 5)")
+    fi.add_argument("--machine", metavar="PROFILE", help="simulate with this machine profile")
+    fi.add_argument("--only", metavar="NAME[,NAME]", help="run only these workloads of the suite")
+    fi.add_argument("--json", metavar="FILE", help="write every judgement as JSON")
 
     rp = sub.add_parser("repro", help="reproduce a seed experiment and write its report")
     rp.add_argument("experiment", help="experiment name (experiments/NAME.json), e.g. illf, or all")
@@ -498,11 +504,34 @@ def _cmd_calibrate(a: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_fidelity(a: argparse.Namespace) -> int:
+    from . import fidelity as fid
+    from .host import HostError
+
+    only = [x for x in (a.only or "").split(",") if x]
+    unknown = [x for x in only if x not in fid.SUITE]
+    if unknown or not 1 <= a.seconds <= 60:
+        what = (f"--only: unknown workload {unknown[0]!r}; expected some of: {', '.join(fid.SUITE)}" if unknown
+                else "--seconds: expected 1..60")
+        print(f"schedlab: error: {what}", file=sys.stderr)
+        return 2
+    try:
+        f = fid.fidelity(a.seconds, a.machine, only, log=lambda s: print(s, file=sys.stderr))
+    except HostError as e:
+        print(f"schedlab: error: {e}", file=sys.stderr)
+        return 2
+    print(fid.table(f))
+    if a.json:
+        _write_json(a.json, f)
+    return 0
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
     handlers = {"run": _cmd_run, "check": _cmd_check, "schedulers": _cmd_schedulers,
                 "metrics": _cmd_metrics, "repro": _cmd_repro, "trace": _cmd_trace,
-                "compare": _cmd_compare, "host": _cmd_host, "calibrate": _cmd_calibrate}
+                "compare": _cmd_compare, "host": _cmd_host, "calibrate": _cmd_calibrate,
+                "fidelity": _cmd_fidelity}
     try:
         return handlers[args.cmd](args)
     except BrokenPipeError:

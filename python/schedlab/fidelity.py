@@ -1,0 +1,150 @@
+"""``schedlab fidelity`` (issue 13): a fixed suite of workloads run in the simulator and on this
+machine's kernel, with the agreement of each metric judged against the project's tolerances.
+
+Per task: CPU time within 3 %, involuntary switches within 10 %, wakeup latency p50 within 50 % and
+p90/p99 within 25 % (latencies judged only for tasks that wake often, 100 times or more); per run:
+migrations within a factor of 2 and, with 8 or more CPUs, Jain's index within 1 %. A host figure
+withheld as unreliable (host/reconcile.py) or not measured is reported as such and not judged.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from .api import simulate
+
+# name -> (what it probes, workload builder(seconds, cpus))
+SUITE: Dict[str, Tuple[str, Callable[[int, int], dict]]] = {
+    "wake-idle": ("a sleeper waking on an idle CPU: idle exit and timer slack",
+                  lambda s, n: {"global": {"duration": s},
+                                "tasks": {"io": {"loop": -1, "run": 50, "sleep": 5000}}}),
+    "wake-busy": ("a sleeper preempting hogs: the wakeup path and EEVDF's placement",
+                  lambda s, n: {"global": {"duration": s},
+                                "tasks": {"io": {"loop": -1, "run": 50, "sleep": 5000},
+                                          "hog": {"instance": n, "run": 10_000_000}}}),
+    "tick-wait": ("a 10 ms periodic task beside SCHED_BATCH hogs: wakeups that wait for the tick",
+                  lambda s, n: {"global": {"duration": s},
+                                "tasks": {"ctl": {"loop": -1, "run": 2000,
+                                                  "timer": {"ref": "ctl", "period": 10000}},
+                                          "batch": {"instance": n, "policy": "SCHED_BATCH",
+                                                    "run": 10_000_000}}}),
+    "nice-hogs": ("hogs with nice -5/0/5 on all CPUs: start-up placement and weights",
+                  lambda s, n: {"global": {"duration": s},
+                                "tasks": {"a": {"instance": n, "priority": -5, "run": 10_000_000},
+                                          "b": {"instance": n, "priority": 0, "run": 10_000_000},
+                                          "c": {"instance": max(1, n // 2), "priority": 5,
+                                                "run": 10_000_000}}}),
+    "sleepers": ("short sleepers beside hogs: wakeup placement and migrations",
+                 lambda s, n: {"global": {"duration": s},
+                               "tasks": {"hog": {"instance": n, "run": 10_000_000},
+                                         "sl": {"instance": 4 * n, "loop": -1, "run": 200, "sleep": 2000}}}),
+}
+
+TOL = {"cpu_time_us": 0.03, "nivcsw": 0.10, "wakeup_latency_p50_us": 0.50,
+       "wakeup_latency_p90_us": 0.25, "wakeup_latency_p99_us": 0.25}
+WAKEUP_HEAVY = 100
+
+
+def _judge(sim: Optional[float], host: Optional[float], tol: float) -> Dict[str, Any]:
+    if host is None or sim is None:
+        return {"sim": sim, "host": host, "diff": None, "ok": None}
+    if host == 0:
+        return {"sim": sim, "host": host, "diff": None, "ok": sim == 0}
+    d = (sim - host) / host
+    return {"sim": sim, "host": host, "diff": d, "ok": abs(d) <= tol}
+
+
+def compare_run(sim: dict, host: dict) -> Dict[str, Any]:
+    """Per-task and run-level judgements of one workload."""
+    ht = {t["name"]: t for t in host["tasks"]}
+    rows = []
+    for t in sim["tasks"]:
+        h = ht.get(t["name"])
+        if h is None:
+            continue
+        row: Dict[str, Any] = {"task": t["name"], "unreliable": h.get("unreliable")}
+        for k, tol in TOL.items():
+            if k.startswith("wakeup_latency") and (h.get("wakeups") or 0) < WAKEUP_HEAVY:
+                row[k] = {"sim": t[k], "host": h.get(k), "diff": None, "ok": None}
+            else:
+                row[k] = _judge(t[k], h.get(k), tol)
+        rows.append(row)
+    run = {}
+    ms, mh = sim["migrations"], host["migrations"]
+    run["migrations"] = {"sim": ms, "host": mh, "diff": None,
+                         "ok": (max(ms, mh) <= 2 * min(ms, mh)) if min(ms, mh) > 0 else abs(ms - mh) <= 2}
+    if sim["cpus"] >= 8:
+        run["jain_fairness"] = _judge(sim["jain_fairness"], host["jain_fairness"], 0.01)
+    return {"tasks": rows, "run": run}
+
+
+def fidelity(seconds: int = 3, machine: Optional[str] = None, only: Optional[List[str]] = None,
+             log: Callable[[str], None] = lambda s: None) -> Dict[str, Any]:
+    """Run the suite on the host (root) and in the simulator; the judgements per workload."""
+    from . import host
+    from .host.probe import matching_scheduler
+    from .machine import load
+
+    tun = load(machine)[0] if machine else {}
+    ncpu = len(host.facts()["cpus"])
+    out: Dict[str, Any] = {"cpus": ncpu, "seconds": seconds, "machine": machine, "workloads": {}}
+    with tempfile.TemporaryDirectory(prefix="schedlab-fidelity-") as tmp:
+        for name, (about, build) in SUITE.items():
+            if only and name not in only:
+                continue
+            path = os.path.join(tmp, f"{name}.json")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(build(seconds, ncpu), f)
+            log(f"fidelity: {name} on the host")
+            res, info = host.run(path)
+            sched = matching_scheduler()
+            log(f"fidelity: {name} in the simulator ({sched})")
+            sim = simulate(path, sched, ncpu, hz=info.get("hz") or 250, set=tun)
+            out["workloads"][name] = {"about": about, "scheduler": sched,
+                                      **compare_run(dict(sim.metrics), dict(res.metrics))}
+    return out
+
+
+def table(f: Dict[str, Any]) -> str:
+    def cell(j: Dict[str, Any]) -> str:
+        if j["host"] is None:
+            return f"{_num(j['sim'])}/-".rjust(16) + " n/a "
+        mark = {True: " ok  ", False: " MISS", None: " n/a "}[j["ok"]]
+        return f"{_num(j['sim'])}/{_num(j['host'])}".rjust(16) + mark
+
+    lines = [f"simulator/host on {f['cpus']} CPUs, {f['seconds']} s per workload"
+             + (f", machine profile {f['machine']}" if f["machine"] else "")
+             + "; tolerances: CPU time 3 %, ivcsw 10 %, latency p50 50 %, p90/p99 25 % (tasks waking "
+             f">= {WAKEUP_HEAVY} times), migrations 2x, Jain 1 % (8+ CPUs)"]
+    heads = ["cpu ms", "ivcsw", "lat p50", "lat p90", "lat p99"]
+    ok = miss = 0
+    for name, w in f["workloads"].items():
+        lines += ["", f"{name}: {w['about']} ({w['scheduler']})",
+                  "task".ljust(12) + "".join(h.rjust(21) for h in heads)]
+        for r in w["tasks"]:
+            cells = []
+            for k in TOL:
+                j = dict(r[k])
+                if k == "cpu_time_us":
+                    j = {**j, "sim": j["sim"] / 1000 if j["sim"] is not None else None,
+                         "host": j["host"] / 1000 if j["host"] is not None else None}
+                cells.append(cell(j))
+                ok += j["ok"] is True
+                miss += j["ok"] is False
+            withheld = f"  (host trace withheld: {'; '.join(r['unreliable'])})" if r["unreliable"] else ""
+            lines.append(r["task"][:11].ljust(12) + "".join(cells) + withheld)
+        for k, j in w["run"].items():
+            lines.append(f"  {k}: {cell(j).strip()}")
+            ok += j["ok"] is True
+            miss += j["ok"] is False
+    lines += ["", f"{ok} within tolerance, {miss} outside it"]
+    return "\n".join(lines)
+
+
+def _num(x: Optional[float]) -> str:
+    if x is None:
+        return "-"
+    return f"{x:.0f}" if abs(x) >= 100 else f"{x:.1f}"
