@@ -3,6 +3,7 @@
 use crate::clock::Ns;
 use crate::engine::latency::LATENCY_TUNABLES;
 use crate::engine::nohz::NOHZ_TUNABLES;
+use crate::engine::smt::SMT_TUNABLES;
 pub use crate::tunable::{Tunable, TunableSet};
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -10,8 +11,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 pub const ENGINE_TUNABLES: &[Tunable] = &ENGINE_TUNABLE_ARRAY;
 
 const ENGINE_TUNABLE_ARRAY: [Tunable;
-    BASE_TUNABLES.len() + LATENCY_TUNABLES.len() + NOHZ_TUNABLES.len()] =
-    crate::tunable::concat(&[BASE_TUNABLES, LATENCY_TUNABLES, NOHZ_TUNABLES]);
+    BASE_TUNABLES.len() + LATENCY_TUNABLES.len() + NOHZ_TUNABLES.len() + SMT_TUNABLES.len()] =
+    crate::tunable::concat(&[BASE_TUNABLES, LATENCY_TUNABLES, NOHZ_TUNABLES, SMT_TUNABLES]);
 
 /// Engine tunables besides the wakeup path's (engine/latency.rs).
 const BASE_TUNABLES: &[Tunable] = &[

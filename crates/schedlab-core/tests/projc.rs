@@ -469,6 +469,8 @@ fn sg_balance_spreads_a_full_core() {
         "s2": {"loop": 1, "run": 50000}}}"#;
     let mut c = config("pds", 4, 250);
     c.smt = 2;
+    // Full speed on busy cores (engine/smt.rs), so s1 and s2 end at 50 ms.
+    c.set.push(("smt_speed_pct".into(), 100));
     let r = run(wl, c);
     assert_eq!(task(&r, "a").migrations, 1);
     assert_eq!(task(&r, "b").migrations, 0);

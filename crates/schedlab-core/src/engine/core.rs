@@ -90,7 +90,8 @@ impl Simulator {
             self.m.tasks[t].mem_ppm,
         );
         let (cn, cd) = self.calib_rate;
-        (n * cd as u128, d * cn as u128)
+        let (sn, sd) = self.smt_factor(cpu);
+        (n * cd as u128 * sn, d * cn as u128 * sd)
     }
 
     /// Start (or restart) the current task's busy segment on `cpu`.
@@ -325,8 +326,15 @@ impl Simulator {
         if prev.is_some() && next.is_some() {
             self.m.rqs[cpu].nr_task_switches += 1;
         }
+        let busy_changes = self.m.rqs[cpu].curr.is_some() != next.is_some();
+        let sibs = if busy_changes {
+            self.smt_settle_siblings(cpu)
+        } else {
+            vec![]
+        };
         self.m.rqs[cpu].curr = next;
         self.m.rqs[cpu].curr_since = now;
+        self.smt_retime(sibs);
         if let Some(n) = next {
             let st = &mut self.m.stats.tasks[n];
             st.awaiting = None;

@@ -18,6 +18,7 @@ pub mod hotplug;
 pub mod latency;
 pub mod nohz;
 mod noise;
+pub mod smt;
 pub mod sync;
 mod validate;
 
@@ -99,6 +100,8 @@ pub struct Simulator {
     mig_cost: Ns,
     costs: latency::WakeCosts,
     tick_mode: nohz::TickMode,
+    /// `smt_speed_pct`: a thread's speed while its sibling runs a task.
+    smt_pct: u64,
     /// No CPU ticks (NO_HZ with every CPU idle): `next_tick` waits.
     tick_parked: bool,
     /// Time of the last NOHZ idle-balance pass (one per jiffy).
@@ -245,6 +248,7 @@ impl Simulator {
             mig_cost: tunables.get("migration_ns").unwrap_or(0) as Ns,
             costs: latency::WakeCosts::from_tunables(&tunables),
             tick_mode: nohz::TickMode::from_tunable(tunables.get("nohz")),
+            smt_pct: tunables.get("smt_speed_pct").unwrap_or(100).clamp(1, 100) as u64,
             tick_parked: false,
             last_ilb: None,
             tunables,
