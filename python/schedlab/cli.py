@@ -186,7 +186,7 @@ def _parser() -> argparse.ArgumentParser:
                     help="instead of A and B: run FILE in the simulator (A) and on this machine's kernel "
                     "(B, root)")
     cp.add_argument("--scheduler", help="simulator for --workload (default: the one matching the running "
-                    "kernel: eevdf from 6.6, else cfs)")
+                    "kernel: eevdf-6.18 from 6.17, eevdf from 6.6, else cfs)")
     cp.add_argument("--match", choices=["name", "pid"], default="name",
                     help="match tasks by name, or by recorded pid (a trace against its replay)")
     cp.add_argument("--json", metavar="FILE", help="write the comparison as JSON")

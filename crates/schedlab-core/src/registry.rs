@@ -22,6 +22,7 @@ use crate::workload::Policy;
 pub static SCHEDULERS: &[SchedulerDef] = &[
     EEVDF,
     CFS,
+    EEVDF_618,
     policy::scx_simple::DEF,
     policy::bfs::DEF,
     policy::muqss::DEF,
@@ -63,6 +64,18 @@ const CFS: SchedulerDef = SchedulerDef {
     build: |ctx| mainline(ctx, Version::Cfs),
 };
 
+const EEVDF_618: SchedulerDef = SchedulerDef {
+    name: "eevdf-6.18",
+    description: "Linux 6.18 fair class: EEVDF with 6.17+ slice protection (vprot, min queued slice), resched once unprotected, PREEMPT_SHORT as a one-pick override, PICK_BUDDY in pick_eevdf, max-slice + tick lag clamp",
+    source: "shootout.md §5.3, §5.5 (6.18.38 fair.c excerpts, LKML 6.17 series); linux-smp.md, linux-rt-dl.md",
+    version: "6.18",
+    classes: &["dl", "rt", "fair"],
+    tunables: EEVDF_TUNABLES,
+    fair_policies: true,
+    dl_orders: true,
+    build: |ctx| mainline_stack_rules(ctx, Version::Eevdf, fair_hooks(ctx), true),
+};
+
 const EDF: DlOrderDef = DlOrderDef {
     name: "edf",
     description: "earliest deadline first: the kernel's SCHED_DEADLINE, global by push/pull",
@@ -92,6 +105,16 @@ pub fn mainline_stack(
     version: Version,
     hooks: Box<dyn FairHooks>,
 ) -> Result<Stack, String> {
+    mainline_stack_rules(ctx, version, hooks, false)
+}
+
+/// [`mainline_stack`], with the EEVDF rules of 6.17/6.18 when `rules_618`.
+pub fn mainline_stack_rules(
+    ctx: &StackCtx,
+    version: Version,
+    hooks: Box<dyn FairHooks>,
+    rules_618: bool,
+) -> Result<Stack, String> {
     let m = ctx.m;
     let mut s = Stack::new();
     // Without RT tasks the fair server never activates (fair tasks
@@ -105,7 +128,8 @@ pub fn mainline_stack(
         ..RtParams::default()
     };
     let rt_idx = s.push(Box::new(Rt::new(rt, m)), &[Policy::Fifo, Policy::Rr]);
-    let params = FairParams::new(version, ctx.tunables, m.nr_cpus());
+    let mut params = FairParams::new(version, ctx.tunables, m.nr_cpus());
+    params.rules_618 = rules_618 && version == Version::Eevdf;
     // With no sched_ext policy loaded, SCHED_EXT tasks run in the fair
     // class (6.12 `__setscheduler_class`); 6.1 has no SCHED_EXT.
     let fair_takes: &[Policy] = match version {

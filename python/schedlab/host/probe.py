@@ -205,8 +205,10 @@ EEVDF_SINCE = (6, 6)
 
 
 def matching_scheduler() -> str:
-    """The simulator's fair class matching the running kernel: eevdf from 6.6, else cfs."""
-    return "eevdf" if kernel_version() >= EEVDF_SINCE else "cfs"
+    """The simulator's fair class matching the running kernel: eevdf-6.18 from 6.17 (its slice
+    protection rules), eevdf from 6.6, else cfs."""
+    v = kernel_version()
+    return "eevdf-6.18" if v >= (6, 17) else "eevdf" if v >= EEVDF_SINCE else "cfs"
 
 
 def probe(mounts: Mounts) -> Dict[str, Any]:

@@ -71,13 +71,56 @@ impl Fair {
     }
 
     fn protect_slice(&self, se: SeId) -> bool {
-        self.se[se].vlag == self.se[se].deadline
+        let e = &self.se[se];
+        if self.p.rules_618 {
+            e.vruntime < e.vprot
+        } else {
+            e.vlag == e.deadline
+        }
     }
 
     fn cancel_protect_slice(&mut self, se: SeId) {
         if self.protect_slice(se) {
-            self.se[se].vlag = self.se[se].deadline + 1;
+            let e = &mut self.se[se];
+            if self.p.rules_618 {
+                e.vprot = e.vruntime;
+            } else {
+                e.vlag = e.deadline + 1;
+            }
         }
+    }
+
+    /// `set_protect_slice` when `se` becomes current. 6.12: the marker
+    /// vlag = deadline (protected until the request is used up). 6.17+
+    /// (§5.3): protected up to vprot = deadline, or v + s/w with s the
+    /// smallest slice queued (RUN_TO_PARITY; else the base slice) when
+    /// that is shorter than its own.
+    pub(super) fn set_protect_slice(&mut self, rq: RqId, se: SeId) {
+        if !self.p.rules_618 {
+            self.se[se].vlag = self.se[se].deadline;
+            return;
+        }
+        let s = if self.p.run_to_parity {
+            self.cfs_rq_min_slice(rq)
+        } else {
+            self.p.base_slice
+        };
+        let e = &self.se[se];
+        let s = s.min(e.slice);
+        let vprot = if s == e.slice {
+            e.deadline
+        } else {
+            e.deadline.min(e.vruntime + calc_delta_fair(s, e.lw) as i64)
+        };
+        self.se[se].vprot = vprot;
+    }
+
+    /// Largest requested slice on a queue (6.17 lag clamp).
+    fn cfs_rq_max_slice(&self, rq: RqId) -> u64 {
+        let q = &self.cfs[rq];
+        let tree = q.tree.iter().map(|s| self.se[s].slice);
+        let curr = self.curr_on_rq(rq).map(|c| self.se[c].slice);
+        tree.chain(curr).max().unwrap_or(self.p.base_slice)
     }
 
     /// `update_deadline` (§4): true once the request is used up.
@@ -100,8 +143,13 @@ impl Fair {
         if self.cfs[rq].nr_running <= 1 {
             return;
         }
-        let short =
-            self.p.preempt_short && !self.protect_slice(curr) && !self.entity_eligible(rq, curr);
+        // 6.17+: resched whenever the protection is over; 6.12: only when
+        // a short-slice preemption left curr unprotected and ineligible.
+        let short = if self.p.rules_618 {
+            !self.protect_slice(curr)
+        } else {
+            self.p.preempt_short && !self.protect_slice(curr) && !self.entity_eligible(rq, curr)
+        };
         if resched || short {
             m.resched(self.cfs[rq].cpu);
             self.clear_buddies(rq, curr);
@@ -112,7 +160,13 @@ impl Fair {
     fn update_entity_lag(&mut self, m: &Machine, rq: RqId, se: SeId) {
         let v = self.avg_vruntime(rq);
         let e = &self.se[se];
-        let limit = calc_delta_fair((2 * e.slice).max(m.tick_ns()), e.lw) as i64;
+        let span = if self.p.rules_618 {
+            // 6.17 "increase max lag clamping": max queued slice + TICK.
+            self.cfs_rq_max_slice(rq).max(e.slice) + m.tick_ns()
+        } else {
+            (2 * e.slice).max(m.tick_ns())
+        };
+        let limit = calc_delta_fair(span, e.lw) as i64;
         self.se[se].vlag = (v - e.vruntime).clamp(-limit, limit);
     }
 
@@ -248,9 +302,20 @@ impl Fair {
 
     /// `pick_eevdf` (§5).
     pub(super) fn pick_eevdf(&mut self, m: &Machine, rq: RqId) -> Option<SeId> {
+        self.pick_eevdf_protect(m, rq, true)
+    }
+
+    /// `pick_eevdf(cfs_rq, protect)`: 6.17+ takes whether curr's slice
+    /// protection counts and checks the next buddy itself (§5.3).
+    fn pick_eevdf_protect(&mut self, m: &Machine, rq: RqId, protect: bool) -> Option<SeId> {
         let first = self.cfs[rq].first();
         if self.cfs[rq].nr_running == 1 {
             return self.curr_on_rq(rq).or(first);
+        }
+        if self.p.rules_618 && self.p.pick_buddy {
+            if let Some(n) = self.cfs[rq].next.filter(|n| self.entity_eligible(rq, *n)) {
+                return Some(n);
+            }
         }
         let mut curr = self.curr_on_rq(rq);
         if let Some(c) = curr {
@@ -259,7 +324,12 @@ impl Fair {
             }
         }
         if let Some(c) = curr {
-            if self.p.run_to_parity && self.protect_slice(c) {
+            let guarded = if self.p.rules_618 {
+                protect
+            } else {
+                self.p.run_to_parity
+            };
+            if guarded && self.protect_slice(c) {
                 return Some(c);
             }
         }
@@ -387,6 +457,22 @@ impl Fair {
         }
         let rq = self.se[se].cfs_rq;
         self.update_curr(m, rq);
+        if self.p.rules_618 {
+            // 6.17+ (§5.3): a shorter-slice wakee ignores curr's protection
+            // for this one pick; not picked, it shortens the protection.
+            let short = self.p.preempt_short && self.se[pse].slice < self.se[se].slice;
+            if self.pick_eevdf_protect(m, rq, !short) == Some(pse) {
+                if short {
+                    self.cancel_protect_slice(se);
+                }
+                m.resched(cpu);
+            } else if self.p.run_to_parity && short {
+                let min = self.cfs_rq_min_slice(rq);
+                let e = &mut self.se[se];
+                e.vprot = e.vprot.min(e.vruntime + calc_delta_fair(min, e.lw) as i64);
+            }
+            return;
+        }
         if self.p.preempt_short && self.do_preempt_short(rq, pse, se) {
             self.cancel_protect_slice(se);
         }

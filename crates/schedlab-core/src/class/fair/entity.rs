@@ -30,8 +30,12 @@ pub struct Entity {
     pub slice: u64,
     /// The slice was set explicitly (custom slice, or group min slice).
     pub custom_slice: bool,
-    /// Saved virtual lag (EEVDF); equals `deadline` while slice-protected.
+    /// Saved virtual lag (EEVDF); equals `deadline` while slice-protected
+    /// (6.12's marker).
     pub vlag: i64,
+    /// 6.17+: the vruntime up to which the current entity is protected
+    /// (`se->vprot`, `set_protect_slice`).
+    pub vprot: i64,
     /// `deadline` holds a relative value (PLACE_REL_DEADLINE).
     pub rel_deadline: bool,
     /// Dequeue delayed (EEVDF DELAY_DEQUEUE).
@@ -72,6 +76,7 @@ impl Entity {
             slice: 0,
             custom_slice: false,
             vlag: 0,
+            vprot: 0,
             rel_deadline: false,
             delayed: false,
             sum_exec: 0,

@@ -445,8 +445,7 @@ impl Fair {
         if self.se[se].on_rq {
             self.tree_remove(rq, se);
             if self.p.version == Version::Eevdf {
-                // set_protect_slice: RUN_TO_PARITY protection marker.
-                self.se[se].vlag = self.se[se].deadline;
+                self.set_protect_slice(rq, se);
             }
         }
         self.cfs[rq].curr = Some(se);

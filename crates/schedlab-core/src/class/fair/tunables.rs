@@ -119,6 +119,12 @@ pub struct FairParams {
     pub pick_buddy: bool,
     /// Forfeit-vruntime yield.
     pub yield_forfeit: bool,
+    /// The EEVDF rules of Linux 6.17/6.18 (shootout.md §5.3, §5.5) instead
+    /// of 6.12's: `vprot` slice protection bounded by the queue's minimum
+    /// slice, `resched || !protect_slice` at update_curr, PREEMPT_SHORT
+    /// as a one-pick override, PICK_BUDDY inside pick_eevdf, the
+    /// max-slice + TICK lag clamp. Set by the `eevdf-6.18` registry entry.
+    pub rules_618: bool,
 }
 
 /// `get_update_sysctl_factor` (linux-cfs.md §4).
@@ -171,6 +177,7 @@ impl FairParams {
             delay_zero: b("delay_zero"),
             pick_buddy: b("pick_buddy"),
             yield_forfeit: b("yield_forfeit"),
+            rules_618: false,
         }
     }
 }
