@@ -11,6 +11,7 @@
 //! jobs through its `DlOrder` hook (class/dl/order.rs); CBS, push/pull and
 //! admission stay the kernel's. They are selected with `--dl-policy`.
 
+pub mod cacule;
 pub mod dwcfs;
 pub mod illf;
 pub mod llf;

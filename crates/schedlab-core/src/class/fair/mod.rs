@@ -17,6 +17,7 @@ pub mod entity;
 pub mod group;
 pub mod hooks;
 mod invariants;
+pub mod order;
 pub mod select;
 pub mod tunables;
 pub mod weights;
@@ -29,7 +30,7 @@ use crate::pelt::Pelt;
 use crate::task::TaskId;
 use crate::workload::Policy;
 use entity::{CfsRq, Entity, RqId, SeId};
-use hooks::FairHooks;
+use hooks::{EntityRef, FairHooks};
 use tunables::{FairParams, Version};
 use weights::LoadWeight;
 
@@ -174,7 +175,12 @@ impl Fair {
 
     /// Point a task's entity at its group's queue on `cpu`.
     fn attach_task(&mut self, m: &Machine, t: TaskId, cpu: CpuId) {
-        let g = m.tasks[t].group;
+        // A flat-queue policy (TT) puts every task in the root group.
+        let g = if self.hooks.flat_runqueue() {
+            0
+        } else {
+            m.tasks[t].group
+        };
         let se = self.task_se[t];
         let parent = self.tg[g].se[cpu];
         self.se[se].cfs_rq = self.tg[g].rq[cpu];
@@ -196,6 +202,7 @@ impl Fair {
         self.seq += 1;
         let key = (self.tree_key(se), self.seq);
         self.se[se].key = key;
+        self.se[se].list_seq = key.1;
         self.cfs[rq].tree.insert(key.0, key.1, se);
         if self.p.version == Version::Eevdf {
             let e = &self.se[se];
@@ -253,6 +260,7 @@ impl Fair {
         let rq = self.se[se].cfs_rq;
         let on_rq = self.se[se].on_rq;
         let is_curr = self.cfs[rq].curr == Some(se);
+        let list_seq = self.se[se].list_seq;
         if on_rq {
             if is_curr {
                 self.update_curr(m, rq);
@@ -272,6 +280,8 @@ impl Fair {
             self.cfs[rq].load += weight;
             if !is_curr {
                 self.tree_insert(rq, se);
+                // reweight_entity (6.1) does not move the entity in the list.
+                self.se[se].list_seq = list_seq;
             }
         }
     }
@@ -289,10 +299,18 @@ impl Fair {
         let delta = now - e.exec_start;
         e.exec_start = now;
         e.sum_exec += delta;
-        e.vruntime += weights::calc_delta_fair(delta, e.lw) as i64;
-        if let Some(t) = e.task {
+        let delta_fair = weights::calc_delta_fair(delta, e.lw);
+        e.vruntime += delta_fair as i64;
+        let task = e.task;
+        if let Some(t) = task {
             self.hooks.update_curr(m, t, delta);
         }
+        let curr = EntityRef {
+            se: c,
+            task,
+            is_curr: true,
+        };
+        self.hooks.entity_update_curr(m, curr, delta, delta_fair);
         match self.p.version {
             Version::Cfs => self.update_min_vruntime(rq),
             Version::Eevdf => self.eevdf_update_curr_tail(m, rq, c),
@@ -337,6 +355,9 @@ impl Fair {
     }
 
     fn set_buddy(&mut self, se: SeId, which: usize) {
+        if !self.buddies_enabled() {
+            return;
+        }
         let mut s = Some(se);
         while let Some(x) = s {
             if which < 2 && (!self.se[x].on_rq || self.se[x].idle) {
@@ -453,11 +474,20 @@ impl Fair {
         let e = &mut self.se[se];
         e.exec_start = m.now;
         e.prev_sum_exec = e.sum_exec;
+        let next = EntityRef {
+            se,
+            task: e.task,
+            is_curr: true,
+        };
+        self.hooks.entity_set_next(m, next);
     }
 
     fn pick_next_entity(&mut self, m: &mut Machine, rq: RqId) -> Option<SeId> {
         match self.p.version {
-            Version::Cfs => self.cfs_pick_next_entity(rq),
+            Version::Cfs => match self.queue_order() {
+                Some(order) => self.ordered_pick(m, rq, order),
+                None => self.cfs_pick_next_entity(rq),
+            },
             Version::Eevdf => self.eevdf_pick_next_entity(m, rq),
         }
     }
@@ -545,6 +575,7 @@ impl SchedClass for Fair {
         if flags.has(EnqueueFlags::WAKEUP) {
             self.hooks.task_wakeup(m, t);
         }
+        self.hooks.task_enqueue(m, t, flags);
         let mut fl = flags;
         let mut s = Some(se0);
         while let Some(x) = s {
@@ -599,6 +630,8 @@ impl SchedClass for Fair {
         let se = self.task_se[t];
         let rq = self.se[se].cfs_rq;
         self.clear_buddies(rq, se);
+        let nr_queued = self.root_rq(cpu).h_nr_running;
+        self.hooks.task_yield(m, t, nr_queued);
         match self.p.version {
             Version::Cfs => {
                 if m.tasks[t].policy != Policy::Batch {
@@ -626,7 +659,11 @@ impl SchedClass for Fair {
 
     fn balance(&mut self, m: &mut Machine, cpu: CpuId) {
         if self.root_rq(cpu).h_nr_running == 0 {
-            self.newidle_balance(m, cpu);
+            if self.hooks.replaces_balancer() {
+                self.hooks.newidle_balance(m, cpu, &self.cpu_tasks);
+            } else {
+                self.newidle_balance(m, cpu);
+            }
         }
     }
 
@@ -653,7 +690,11 @@ impl SchedClass for Fair {
                 }
                 match self.se[se].my_q {
                     Some(q) => rq = q,
-                    None => return self.se[se].task,
+                    None => {
+                        let next = self.se[se].task?;
+                        self.hooks.picked(m, cpu, m.rqs[cpu].curr, next);
+                        return Some(next);
+                    }
                 }
             }
         }
@@ -730,7 +771,10 @@ impl SchedClass for Fair {
                 self.update_cfs_group(m, s);
             }
             if self.p.version == Version::Cfs && self.cfs[rq].nr_running > 1 {
-                self.cfs_check_preempt_tick(m, rq, s);
+                match self.queue_order() {
+                    Some(order) => self.ordered_check_preempt_tick(m, rq, s, order),
+                    None => self.cfs_check_preempt_tick(m, rq, s),
+                }
             }
         }
     }
@@ -775,7 +819,11 @@ impl SchedClass for Fair {
     }
 
     fn tick_balance(&mut self, m: &mut Machine, cpu: CpuId) {
-        self.periodic_balance(m, cpu);
+        if self.hooks.replaces_balancer() {
+            self.hooks.tick_balance(m, cpu, &self.cpu_tasks);
+        } else {
+            self.periodic_balance(m, cpu);
+        }
     }
 
     fn nr_runnable(&self, cpu: CpuId) -> u32 {
@@ -803,6 +851,7 @@ impl SchedClass for Fair {
             v.push(("deadline", e.deadline));
             v.push(("slice", e.slice as i64));
         }
+        v.extend(self.hooks.task_debug(t));
         v
     }
 }
