@@ -24,6 +24,7 @@ pub static SCHEDULERS: &[SchedulerDef] = &[
     CFS,
     policy::scx_simple::DEF,
     policy::cacule::DEF,
+    policy::tt::DEF,
 ];
 
 /// Every fair-class policy (`+NAME`).

@@ -18,3 +18,4 @@ pub mod llf;
 pub mod pfs;
 pub mod scx_simple;
 pub mod tsf;
+pub mod tt;
