@@ -61,7 +61,12 @@ fn cpu_between(text: &str, c: SimConfig, name: &str, from: u64, to: u64) -> u64 
     let mut sim = Simulator::new(wl, c).expect("builds");
     let fair = sim.classes.position("fair").expect("fair class");
     let exec = |sim: &Simulator| {
-        let t = sim.m.tasks.iter().position(|t| t.name == name).expect("task");
+        let t = sim
+            .m
+            .tasks
+            .iter()
+            .position(|t| t.name == name)
+            .expect("task");
         let dbg = sim.classes.get_ref(fair).task_debug(t);
         dbg.iter()
             .find(|(k, _)| *k == "sum_exec_runtime")
@@ -109,7 +114,11 @@ fn a_sleeper_preempts_a_hog_on_wakeup_whatever_the_granularity() {
     assert!(s.wakeup_latency_max_us < 1.0, "{}", s.wakeup_latency_max_us);
     let r = run(wl, cfg("cfs", 1, &gran));
     let s = task(&r, "sleeper");
-    assert!(s.wakeup_latency_max_us > 1_000.0, "{}", s.wakeup_latency_max_us);
+    assert!(
+        s.wakeup_latency_max_us > 1_000.0,
+        "{}",
+        s.wakeup_latency_max_us
+    );
 }
 
 /// Two hogs on one CPU, HZ 250 (4 ms ticks). Both have IS = 65536 (they
@@ -129,7 +138,12 @@ fn the_tick_switches_when_the_waiting_task_scores_lower() {
     }
     let r = run(wl, cfg("cfs", 1, &[]));
     for t in &r.metrics.tasks {
-        assert!(t.nivcsw as f64 / 2.0 > 110.0, "cfs {}: {}", t.name, t.nivcsw);
+        assert!(
+            t.nivcsw as f64 / 2.0 > 110.0,
+            "cfs {}: {}",
+            t.name,
+            t.nivcsw
+        );
     }
 }
 
@@ -147,7 +161,10 @@ fn a_yield_makes_the_yielder_lose_the_next_pick() {
         "yielder": {"sleep": 20000, "run": 1000, "yield": ""},
         "worker": {"run": 10000, "sleep0": 10000}}}"#;
     let marked = run(wl, cfg("cacule", 1, &[("autogroup", 0)]));
-    let unmarked = run(wl, cfg("cacule", 1, &[("autogroup", 0), ("cacule_yield", 0)]));
+    let unmarked = run(
+        wl,
+        cfg("cacule", 1, &[("autogroup", 0), ("cacule_yield", 0)]),
+    );
     let (wm, wu) = (
         task(&marked, "yielder").wait_time_us,
         task(&unmarked, "yielder").wait_time_us,

@@ -134,15 +134,69 @@ pub const TUNABLES: &[Tunable] = &[
         1,
         "1: every process in its own autogroup (CacULE's Kconfig turns SCHED_AUTOGROUP on)",
     ),
-    knob("cacule_interactivity_factor", 65_536, 0, FACTOR_MAX, "sched_interactivity_factor m_I: IS in (0, 2·m_I)"),
-    knob("cacule_max_lifetime_ms", 11_000, 1, 1_000_000, "sched_max_lifetime_ms: life renormalised past this ×2^20 ns"),
-    knob("cacule_cache_factor", 13_107, 0, FACTOR_MAX, "sched_cache_factor m_C (0: no cache term)"),
-    knob("cacule_cache_divisor_ns", 1_000_000, 1, 1_000_000_000, "sched_cache_divisor: cache term's time scale"),
-    knob("cacule_starve_factor", 19_660, 0, FACTOR_MAX, "sched_starve_factor m_S (0: no starvation term)"),
-    knob("cacule_starve_divisor_ns", 3_000_000, 1, 1_000_000_000, "sched_starve_divisor: starvation term's time scale"),
-    knob("cacule_yield", 1, 0, 1, "sched_cacule_yield: sched_yield marks the task as maximally busy for the next pick"),
-    knob("cacule_rdb", 1, 0, 1, "Kconfig CACULE_RDB: 1 Response Driven Balancer, 0 CFS's load balancer"),
-    knob("cacule_rdb_interval_ms", 19, 1, 1_000, "Kconfig RDB_INTERVAL: a busy CPU's wait between RDB passes"),
+    knob(
+        "cacule_interactivity_factor",
+        65_536,
+        0,
+        FACTOR_MAX,
+        "sched_interactivity_factor m_I: IS in (0, 2·m_I)",
+    ),
+    knob(
+        "cacule_max_lifetime_ms",
+        11_000,
+        1,
+        1_000_000,
+        "sched_max_lifetime_ms: life renormalised past this ×2^20 ns",
+    ),
+    knob(
+        "cacule_cache_factor",
+        13_107,
+        0,
+        FACTOR_MAX,
+        "sched_cache_factor m_C (0: no cache term)",
+    ),
+    knob(
+        "cacule_cache_divisor_ns",
+        1_000_000,
+        1,
+        1_000_000_000,
+        "sched_cache_divisor: cache term's time scale",
+    ),
+    knob(
+        "cacule_starve_factor",
+        19_660,
+        0,
+        FACTOR_MAX,
+        "sched_starve_factor m_S (0: no starvation term)",
+    ),
+    knob(
+        "cacule_starve_divisor_ns",
+        3_000_000,
+        1,
+        1_000_000_000,
+        "sched_starve_divisor: starvation term's time scale",
+    ),
+    knob(
+        "cacule_yield",
+        1,
+        0,
+        1,
+        "sched_cacule_yield: sched_yield marks the task as maximally busy for the next pick",
+    ),
+    knob(
+        "cacule_rdb",
+        1,
+        0,
+        1,
+        "Kconfig CACULE_RDB: 1 Response Driven Balancer, 0 CFS's load balancer",
+    ),
+    knob(
+        "cacule_rdb_interval_ms",
+        19,
+        1,
+        1_000,
+        "Kconfig RDB_INTERVAL: a busy CPU's wait between RDB passes",
+    ),
 ];
 
 /// Bit 63 of a node's vruntime: the task yielded (`YIELD_MARK`).
@@ -310,19 +364,35 @@ impl CacUle {
     /// The IS of task `t` at `now`.
     pub fn task_is(&self, t: TaskId, now: u64) -> u32 {
         let n = self.tasks.get(t).copied().unwrap_or_default();
-        interactivity_score(now.wrapping_sub(n.start_time), n.vruntime, self.f.interactivity)
+        interactivity_score(
+            now.wrapping_sub(n.start_time),
+            n.vruntime,
+            self.f.interactivity,
+        )
     }
 
     /// Score of `e` at `now`: IS + cache + starve (each `unsigned int`).
     pub fn score(&self, e: EntityRef, now: u64) -> u32 {
         let n = self.node(e);
-        let is = interactivity_score(now.wrapping_sub(n.start_time), n.vruntime, self.f.interactivity);
+        let is = interactivity_score(
+            now.wrapping_sub(n.start_time),
+            n.vruntime,
+            self.f.interactivity,
+        );
         let (cache, starve) = if e.is_curr {
             (0, self.f.starve.wrapping_mul(2))
         } else {
             (
-                cache_score(now.wrapping_sub(n.exec_start), self.f.cache, self.f.cache_divisor),
-                starve_score(now.wrapping_sub(n.last_run), self.f.starve, self.f.starve_divisor),
+                cache_score(
+                    now.wrapping_sub(n.exec_start),
+                    self.f.cache,
+                    self.f.cache_divisor,
+                ),
+                starve_score(
+                    now.wrapping_sub(n.last_run),
+                    self.f.starve,
+                    self.f.starve_divisor,
+                ),
             )
         };
         is.wrapping_add(cache).wrapping_add(starve)
@@ -447,7 +517,9 @@ impl FairHooks for CacUle {
                 self.push_any(m, &mut snap, cpu);
                 self.pull_lower_is(m, &mut snap, cpu);
             }
-            let jiffies = (self.rdb_interval_ms * u64::from(m.hz)).div_ceil(1000).max(1);
+            let jiffies = (self.rdb_interval_ms * u64::from(m.hz))
+                .div_ceil(1000)
+                .max(1);
             self.next_balance[cpu] = m.now.saturating_add(jiffies * m.tick_ns());
         }
     }

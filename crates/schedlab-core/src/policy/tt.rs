@@ -125,10 +125,26 @@ pub const TUNABLES: &[Tunable] = &[
         unit: "ms",
         doc: "sched_tt_max_lifetime: life renormalised past this ×2^20 ns",
     },
-    prio("tt_rt_prio", -20, "sched_tt_rt_prio: vruntime offset of REALTIME tasks"),
-    prio("tt_interactive_prio", -10, "sched_tt_interactive_prio: offset of INTERACTIVE tasks"),
-    prio("tt_cpu_bound_prio", -15, "sched_tt_cpu_bound_prio: offset of CPU_BOUND tasks"),
-    prio("tt_batch_prio", 19, "sched_tt_batch_prio: offset of BATCH tasks"),
+    prio(
+        "tt_rt_prio",
+        -20,
+        "sched_tt_rt_prio: vruntime offset of REALTIME tasks",
+    ),
+    prio(
+        "tt_interactive_prio",
+        -10,
+        "sched_tt_interactive_prio: offset of INTERACTIVE tasks",
+    ),
+    prio(
+        "tt_cpu_bound_prio",
+        -15,
+        "sched_tt_cpu_bound_prio: offset of CPU_BOUND tasks",
+    ),
+    prio(
+        "tt_batch_prio",
+        19,
+        "sched_tt_batch_prio: offset of BATCH tasks",
+    ),
 ];
 
 /// A task's detected type (`TT_*`, in the kernel's numbering).
@@ -265,7 +281,11 @@ impl Node {
 
     fn is_cpu_bound(&self) -> bool {
         let total = self.wait_time.wrapping_add(self.vruntime);
-        let pct = self.vruntime.wrapping_mul(100).checked_div(total).unwrap_or(0);
+        let pct = self
+            .vruntime
+            .wrapping_mul(100)
+            .checked_div(total)
+            .unwrap_or(0);
         geq(pct, 90)
     }
 
@@ -445,7 +465,9 @@ impl FairHooks for Tt {
         let n = self.node(t);
         n.exec_start = now;
         n.curr_burst = n.curr_burst.wrapping_add(delta_exec);
-        n.vruntime = n.vruntime.wrapping_add(convert_to_vruntime(delta_exec, prio, hz));
+        n.vruntime = n
+            .vruntime
+            .wrapping_add(convert_to_vruntime(delta_exec, prio, hz));
         n.detect_type(now, false);
         n.normalize(now, max_life);
     }

@@ -126,7 +126,14 @@ pub trait FairHooks: std::fmt::Debug {
     /// (`calc_delta_fair`). Unlike [`Self::update_curr`] also called for
     /// group entities, and after the entity's vruntime was advanced.
     /// Default: nothing.
-    fn entity_update_curr(&mut self, _m: &Machine, _e: EntityRef, _delta_exec: Ns, _delta_fair: u64) {}
+    fn entity_update_curr(
+        &mut self,
+        _m: &Machine,
+        _e: EntityRef,
+        _delta_exec: Ns,
+        _delta_fair: u64,
+    ) {
+    }
 
     /// `set_next_entity`: `e` becomes its queue's running entity (at every
     /// level, top-down). Default: nothing.

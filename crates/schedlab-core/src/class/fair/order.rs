@@ -83,7 +83,12 @@ impl Fair {
     }
 
     /// `pick_next_entity` under the policy's order.
-    pub(super) fn ordered_pick(&mut self, m: &Machine, rq: RqId, order: QueueOrder) -> Option<SeId> {
+    pub(super) fn ordered_pick(
+        &mut self,
+        m: &Machine,
+        rq: RqId,
+        order: QueueOrder,
+    ) -> Option<SeId> {
         let curr = self.cfs[rq].curr.filter(|c| self.se[*c].on_rq);
         let first = self.order_first(m, rq, None);
         let left = match (first, curr) {
