@@ -4,13 +4,15 @@
 //! Shared by both versions (this file): the entity hierarchy for group
 //! scheduling (linux-cfs.md §8), enqueue/dequeue walking it
 //! (`enqueue_task_fair`, `dequeue_entities`), runtime accounting
-//! (`update_curr`, §3), buddies, and the pick/put/set protocol
+//! (`update_curr`, §3), and the pick/put/set protocol
 //! (`pick_task_fair`, `put_prev_task_fair`, `set_next_task_fair`) with the
 //! common-ancestor optimisation of `pick_next_task_fair`.
 //! Version-specific rules live in [`cfs`] and [`eevdf`]; SMP placement in
-//! [`select`], load balancing in [`balance`], group shares in [`group`].
+//! [`select`], load balancing in [`balance`], group shares in [`group`],
+//! buddies in `buddies`, policy-ordered queues (CacULE, TT) in [`order`].
 
 pub mod balance;
+mod buddies;
 pub mod cfs;
 pub mod eevdf;
 pub mod entity;
@@ -322,56 +324,6 @@ impl Fair {
             let rq = self.se[s].cfs_rq;
             self.update_curr(m, rq);
         }
-    }
-
-    // ---- buddies ---------------------------------------------------------
-
-    /// `clear_buddies`: forget `se` as next/last/skip buddy, walking up
-    /// while the parent queue points at the parent entity.
-    fn clear_buddies(&mut self, rq: RqId, se: SeId) {
-        for which in 0..3 {
-            if Self::buddy(&mut self.cfs[rq], which).as_ref() != Some(&se) {
-                continue;
-            }
-            let mut s = Some(se);
-            while let Some(x) = s {
-                let q = self.se[x].cfs_rq;
-                let b = Self::buddy(&mut self.cfs[q], which);
-                if *b != Some(x) {
-                    break;
-                }
-                *b = None;
-                s = self.se[x].parent;
-            }
-        }
-    }
-
-    fn buddy(rq: &mut CfsRq, which: usize) -> &mut Option<SeId> {
-        match which {
-            0 => &mut rq.next,
-            1 => &mut rq.last,
-            _ => &mut rq.skip,
-        }
-    }
-
-    fn set_buddy(&mut self, se: SeId, which: usize) {
-        if !self.buddies_enabled() {
-            return;
-        }
-        let mut s = Some(se);
-        while let Some(x) = s {
-            if which < 2 && (!self.se[x].on_rq || self.se[x].idle) {
-                return;
-            }
-            let q = self.se[x].cfs_rq;
-            *Self::buddy(&mut self.cfs[q], which) = Some(x);
-            s = self.se[x].parent;
-        }
-    }
-
-    /// `set_next_buddy`.
-    pub fn set_next_buddy(&mut self, se: SeId) {
-        self.set_buddy(se, 0);
     }
 
     // ---- enqueue / dequeue ----------------------------------------------
