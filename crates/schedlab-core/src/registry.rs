@@ -31,6 +31,8 @@ pub static SCHEDULERS: &[SchedulerDef] = &[
     policy::pds::DEF,
     policy::bmq::DEF_6_12,
     policy::pds::DEF_6_12,
+    policy::cacule::DEF,
+    policy::tt::DEF,
 ];
 
 /// Every fair-class policy (`+NAME`).

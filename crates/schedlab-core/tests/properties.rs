@@ -259,6 +259,36 @@ proptest! {
         prop_assert_eq!(ftrace::render(&trace), ftrace::render(&again.trace.expect("trace")));
     }
 
+    /// CacULE and TT (fair-class queue-ordering hooks, their own pick,
+    /// tick and balancer) under the same checks, sometimes with OS noise
+    /// and CPU hotplug; deterministic.
+    #[test]
+    fn invariants_hold_cacule_tt((text, cpus, _kind) in workload(), opt in 0usize..8) {
+        let wl = Workload::from_rtapp("prop", &text).expect("generated workload parses");
+        let mut c = config(["cacule", "tt"][opt % 2], cpus);
+        if opt / 2 % 2 == 1 {
+            c.set = vec![("noise_interval_us".into(), 7_000)];
+        }
+        let hot = cpus >= 2 && opt / 4 % 2 == 1;
+        if hot {
+            c.hotplug = hotplug::parse("0.3=-1,0.6=+1").expect("plan");
+        }
+        let trace = run_checked(&wl, c.clone(), cpus)?;
+        // Affinity holds (hotplug may break it: a task whose CPUs are all
+        // offline runs elsewhere).
+        for rec in trace.records.iter().filter(|_| !hot) {
+            if let TraceEvent::Switch { next: Some(n), .. } = rec.ev {
+                // Noise threads come after the workload's tasks.
+                if let Some(aff) = wl.tasks.get(n).and_then(|t| t.attrs.cpus.as_ref()) {
+                    prop_assert!(aff.contains(&rec.cpu));
+                }
+            }
+        }
+        let again = schedlab_core::simulate("prop", &text, c).expect("runs");
+        prop_assert_eq!(ftrace::render(&trace), ftrace::render(&again.trace.expect("trace")));
+    }
+
+
     #[test]
     fn same_seed_same_trace((text, cpus, kind) in workload()) {
         let a = schedlab_core::simulate("p", &text, config(kind, cpus)).expect("runs");

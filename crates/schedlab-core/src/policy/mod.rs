@@ -18,6 +18,7 @@
 pub mod baby;
 pub mod bfs;
 pub mod bmq;
+pub mod cacule;
 pub mod ck;
 pub mod dwcfs;
 pub mod illf;
@@ -28,3 +29,4 @@ pub mod pfs;
 pub mod projc;
 pub mod scx_simple;
 pub mod tsf;
+pub mod tt;

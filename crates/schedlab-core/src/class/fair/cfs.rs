@@ -190,7 +190,7 @@ impl Fair {
     }
 
     /// `wakeup_preempt_entity` (§7): 1 if `se` should preempt `curr`.
-    fn wakeup_preempt_entity(&self, curr: SeId, se: SeId) -> i32 {
+    pub(super) fn wakeup_preempt_entity(&self, curr: SeId, se: SeId) -> i32 {
         let vdiff = self.se[curr].vruntime - self.se[se].vruntime;
         if vdiff <= 0 {
             return -1;
@@ -251,7 +251,8 @@ impl Fair {
         let crq = self.se[se0].cfs_rq;
         let scale = self.cfs[crq].nr_running as u64 >= self.p.nr_latency;
         let mut next_marked = false;
-        if self.p.next_buddy && scale && !flags.has(WakeFlags::FORK) {
+        let order = self.queue_order();
+        if self.p.next_buddy && scale && !flags.has(WakeFlags::FORK) && self.buddies_enabled() {
             self.set_next_buddy(pse0);
             next_marked = true;
         }
@@ -275,7 +276,12 @@ impl Fair {
             } else {
                 let rq = self.se[se].cfs_rq;
                 self.update_curr(m, rq);
-                if self.wakeup_preempt_entity(se, pse) == 1 {
+                let wins = match order {
+                    // CacULE: the wakee preempts iff it runs first (order.rs).
+                    Some(o) if o.wakeup_by_order => self.order_before(m, pse, se),
+                    _ => self.wakeup_preempt_entity(se, pse) == 1,
+                };
+                if wins {
                     if !next_marked {
                         self.set_next_buddy(pse);
                     }

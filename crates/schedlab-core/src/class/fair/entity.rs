@@ -60,6 +60,9 @@ pub struct Entity {
     pub depth: u32,
     /// Tree key while in the tree.
     pub key: (i64, u64),
+    /// Insertion stamp of the last enqueue or put-back (reweighting keeps
+    /// it): the position in the list of the CacULE/TT patches (order.rs).
+    pub list_seq: u64,
     /// Load signal (weight while queued).
     pub load: Pelt,
     /// SCHED_IDLE task (or idle group).
@@ -89,6 +92,7 @@ impl Entity {
             task: None,
             depth: 0,
             key: (0, 0),
+            list_seq: 0,
             load: Pelt::new(now, lw.weight),
             idle: false,
         }

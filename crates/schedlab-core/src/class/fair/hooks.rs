@@ -16,6 +16,8 @@
 //! class; where a hook asks for a change (a new weight), the fair class
 //! carries it out after the hook returns.
 
+use super::entity::SeId;
+use crate::class::EnqueueFlags;
 use crate::clock::Ns;
 use crate::cpuset::CpuId;
 use crate::machine::Machine;
@@ -95,6 +97,139 @@ pub trait FairHooks: std::fmt::Debug {
     /// `t` goes to sleep (`dequeue_task_fair` with DEQUEUE_SLEEP).
     /// Default: nothing.
     fn task_sleep(&mut self, _m: &Machine, _t: TaskId) {}
+
+    // ---- Queue-ordering policies (CacULE, TT; class/fair/order.rs) ------
+    //
+    // Patches of CFS 6.1 that keep its accounting (vruntime, slices, PELT)
+    // but choose among the queued entities by an order of their own: the
+    // queue becomes a list scanned at every pick (new entries at the head).
+    // Only read on CFS; EEVDF never asks. Every default keeps the kernel's
+    // behaviour.
+
+    /// How the policy changes CFS's pick and preemption rules, or None for
+    /// CFS's own (vruntime order, buddies, slices). When Some, every pick
+    /// scans the queue with [`Self::before`]. Default: None.
+    fn queue_order(&self) -> Option<QueueOrder> {
+        None
+    }
+
+    /// Whether `a` runs before `b` (strictly: a tie keeps `b`). Called only
+    /// when [`Self::queue_order`] is Some, for two entities of one queue
+    /// (tasks or groups; `is_curr` marks the queue's running entity).
+    /// Default: false.
+    fn before(&mut self, _m: &Machine, _a: EntityRef, _b: EntityRef) -> bool {
+        false
+    }
+
+    /// `update_curr` at every level of the hierarchy: the queue's running
+    /// entity `e` ran `delta_exec` ns, `delta_fair` in virtual time
+    /// (`calc_delta_fair`). Unlike [`Self::update_curr`] also called for
+    /// group entities, and after the entity's vruntime was advanced.
+    /// Default: nothing.
+    fn entity_update_curr(
+        &mut self,
+        _m: &Machine,
+        _e: EntityRef,
+        _delta_exec: Ns,
+        _delta_fair: u64,
+    ) {
+    }
+
+    /// `set_next_entity`: `e` becomes its queue's running entity (at every
+    /// level, top-down). Default: nothing.
+    fn entity_set_next(&mut self, _m: &Machine, _e: EntityRef) {}
+
+    /// `enqueue_task_fair`: `t` is about to be queued with `flags` (every
+    /// enqueue: wakeup, first start, migration, attribute restore), after
+    /// [`Self::task_wakeup`]. MIGRATED means the task changed CPU since it
+    /// was last queued (`set_task_cpu` → `migrate_task_rq_fair`, which
+    /// zeroes `se->exec_start`). Default: nothing.
+    fn task_enqueue(&mut self, _m: &Machine, _t: TaskId, _flags: EnqueueFlags) {}
+
+    /// `yield_task_fair`: the running task `t` yields with `nr_queued` fair
+    /// tasks on its CPU (`h_nr_running`, itself included; only called when
+    /// another task is runnable there). Default: nothing.
+    fn task_yield(&mut self, _m: &Machine, _t: TaskId, _nr_queued: u32) {}
+
+    /// `pick_next_task_fair` chose `next` on `cpu`; `prev` is the task that
+    /// ran there until now (of any class; it may be `next`). Not called
+    /// when the fair class has nothing to run. Default: nothing.
+    fn picked(&mut self, _m: &Machine, _cpu: CpuId, _prev: Option<TaskId>, _next: TaskId) {}
+
+    /// Whether wakeups may be placed on the waker's CPU (`want_affine` in
+    /// `select_task_rq_fair`; false: `select_idle_sibling(p, prev, prev)`
+    /// only, as when `wake_wide`/`record_wakee` are compiled out).
+    /// Default: true.
+    fn wake_affine(&self) -> bool {
+        true
+    }
+
+    /// Whether the fair class ignores task groups (one flat queue per CPU:
+    /// cgroups and autogroups compiled out). Default: false.
+    fn flat_runqueue(&self) -> bool {
+        false
+    }
+
+    /// Whether the policy replaces the fair class's load balancer: then
+    /// [`Self::tick_balance`] and [`Self::newidle_balance`] run instead of
+    /// `sched_balance_domains` and `sched_balance_newidle`. Default: false.
+    fn replaces_balancer(&self) -> bool {
+        false
+    }
+
+    /// The tick's balancing on `cpu` (`trigger_load_balance`), when
+    /// [`Self::replaces_balancer`]. `tasks[c]`: the runnable fair tasks of
+    /// CPU `c`, its current one included, in no particular order. Moves go
+    /// through `m.request_migration`. Default: nothing.
+    fn tick_balance(&mut self, _m: &mut Machine, _cpu: CpuId, _tasks: &[Vec<TaskId>]) {}
+
+    /// Newly-idle balancing on `cpu` (its fair queue is empty), when
+    /// [`Self::replaces_balancer`]; arguments as for
+    /// [`Self::tick_balance`]. Default: nothing.
+    fn newidle_balance(&mut self, _m: &mut Machine, _cpu: CpuId, _tasks: &[Vec<TaskId>]) {}
+
+    /// Per-task values the policy keeps, appended to the fair class's
+    /// `task_debug` (name → value). Default: none.
+    fn task_debug(&self, _t: TaskId) -> Vec<(&'static str, i64)> {
+        vec![]
+    }
+}
+
+/// An entity as a queue-ordering policy sees it (class/fair/order.rs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EntityRef {
+    /// The entity (stable for the run: an index into the fair class's arena).
+    pub se: SeId,
+    /// Its task; None for a task group's entity.
+    pub task: Option<TaskId>,
+    /// It is its queue's running entity (`se == cfs_rq->curr`).
+    pub is_curr: bool,
+}
+
+/// How tick preemption works under a queue-ordering policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TickPreempt {
+    /// CFS's `check_preempt_tick` (slice used up; past min_granularity,
+    /// the vruntime lead over the first entity beyond the slice), with the
+    /// policy's order choosing the first entity and "curr runs before it"
+    /// ending the check (TT).
+    Slice,
+    /// Reschedule iff the pick (the running entity included) is not the
+    /// running entity: no slice, no granularity (CacULE).
+    PickDiffers,
+}
+
+/// The rules a queue-ordering policy changes ([`FairHooks::queue_order`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueOrder {
+    /// Tick preemption.
+    pub tick: TickPreempt,
+    /// CFS's next/last/skip buddies are kept (TT) or compiled out (CacULE).
+    pub buddies: bool,
+    /// Wakeup preemption: after CFS's early exits, the wakee preempts iff
+    /// it runs [`FairHooks::before`] the running entity (CacULE), instead
+    /// of CFS's vruntime lead beyond wakeup_granularity (TT: false).
+    pub wakeup_by_order: bool,
 }
 
 /// The kernel's fair class: no hook overridden.

@@ -4,19 +4,22 @@
 //! Shared by both versions (this file): the entity hierarchy for group
 //! scheduling (linux-cfs.md §8), enqueue/dequeue walking it
 //! (`enqueue_task_fair`, `dequeue_entities`), runtime accounting
-//! (`update_curr`, §3), buddies, and the pick/put/set protocol
+//! (`update_curr`, §3), and the pick/put/set protocol
 //! (`pick_task_fair`, `put_prev_task_fair`, `set_next_task_fair`) with the
 //! common-ancestor optimisation of `pick_next_task_fair`.
 //! Version-specific rules live in [`cfs`] and [`eevdf`]; SMP placement in
-//! [`select`], load balancing in [`balance`], group shares in [`group`].
+//! [`select`], load balancing in [`balance`], group shares in [`group`],
+//! buddies in `buddies`, policy-ordered queues (CacULE, TT) in [`order`].
 
 pub mod balance;
+mod buddies;
 pub mod cfs;
 pub mod eevdf;
 pub mod entity;
 pub mod group;
 pub mod hooks;
 mod invariants;
+pub mod order;
 pub mod select;
 pub mod tunables;
 pub mod weights;
@@ -29,7 +32,7 @@ use crate::pelt::Pelt;
 use crate::task::TaskId;
 use crate::workload::Policy;
 use entity::{CfsRq, Entity, RqId, SeId};
-use hooks::FairHooks;
+use hooks::{EntityRef, FairHooks};
 use tunables::{FairParams, Version};
 use weights::LoadWeight;
 
@@ -174,7 +177,12 @@ impl Fair {
 
     /// Point a task's entity at its group's queue on `cpu`.
     fn attach_task(&mut self, m: &Machine, t: TaskId, cpu: CpuId) {
-        let g = m.tasks[t].group;
+        // A flat-queue policy (TT) puts every task in the root group.
+        let g = if self.hooks.flat_runqueue() {
+            0
+        } else {
+            m.tasks[t].group
+        };
         let se = self.task_se[t];
         let parent = self.tg[g].se[cpu];
         self.se[se].cfs_rq = self.tg[g].rq[cpu];
@@ -196,6 +204,7 @@ impl Fair {
         self.seq += 1;
         let key = (self.tree_key(se), self.seq);
         self.se[se].key = key;
+        self.se[se].list_seq = key.1;
         self.cfs[rq].tree.insert(key.0, key.1, se);
         if self.p.version == Version::Eevdf {
             let e = &self.se[se];
@@ -253,6 +262,7 @@ impl Fair {
         let rq = self.se[se].cfs_rq;
         let on_rq = self.se[se].on_rq;
         let is_curr = self.cfs[rq].curr == Some(se);
+        let list_seq = self.se[se].list_seq;
         if on_rq {
             if is_curr {
                 self.update_curr(m, rq);
@@ -272,6 +282,8 @@ impl Fair {
             self.cfs[rq].load += weight;
             if !is_curr {
                 self.tree_insert(rq, se);
+                // reweight_entity (6.1) does not move the entity in the list.
+                self.se[se].list_seq = list_seq;
             }
         }
     }
@@ -289,10 +301,18 @@ impl Fair {
         let delta = now - e.exec_start;
         e.exec_start = now;
         e.sum_exec += delta;
-        e.vruntime += weights::calc_delta_fair(delta, e.lw) as i64;
-        if let Some(t) = e.task {
+        let delta_fair = weights::calc_delta_fair(delta, e.lw);
+        e.vruntime += delta_fair as i64;
+        let task = e.task;
+        if let Some(t) = task {
             self.hooks.update_curr(m, t, delta);
         }
+        let curr = EntityRef {
+            se: c,
+            task,
+            is_curr: true,
+        };
+        self.hooks.entity_update_curr(m, curr, delta, delta_fair);
         match self.p.version {
             Version::Cfs => self.update_min_vruntime(rq),
             Version::Eevdf => self.eevdf_update_curr_tail(m, rq, c),
@@ -304,53 +324,6 @@ impl Fair {
             let rq = self.se[s].cfs_rq;
             self.update_curr(m, rq);
         }
-    }
-
-    // ---- buddies ---------------------------------------------------------
-
-    /// `clear_buddies`: forget `se` as next/last/skip buddy, walking up
-    /// while the parent queue points at the parent entity.
-    fn clear_buddies(&mut self, rq: RqId, se: SeId) {
-        for which in 0..3 {
-            if Self::buddy(&mut self.cfs[rq], which).as_ref() != Some(&se) {
-                continue;
-            }
-            let mut s = Some(se);
-            while let Some(x) = s {
-                let q = self.se[x].cfs_rq;
-                let b = Self::buddy(&mut self.cfs[q], which);
-                if *b != Some(x) {
-                    break;
-                }
-                *b = None;
-                s = self.se[x].parent;
-            }
-        }
-    }
-
-    fn buddy(rq: &mut CfsRq, which: usize) -> &mut Option<SeId> {
-        match which {
-            0 => &mut rq.next,
-            1 => &mut rq.last,
-            _ => &mut rq.skip,
-        }
-    }
-
-    fn set_buddy(&mut self, se: SeId, which: usize) {
-        let mut s = Some(se);
-        while let Some(x) = s {
-            if which < 2 && (!self.se[x].on_rq || self.se[x].idle) {
-                return;
-            }
-            let q = self.se[x].cfs_rq;
-            *Self::buddy(&mut self.cfs[q], which) = Some(x);
-            s = self.se[x].parent;
-        }
-    }
-
-    /// `set_next_buddy`.
-    pub fn set_next_buddy(&mut self, se: SeId) {
-        self.set_buddy(se, 0);
     }
 
     // ---- enqueue / dequeue ----------------------------------------------
@@ -452,11 +425,20 @@ impl Fair {
         let e = &mut self.se[se];
         e.exec_start = m.now;
         e.prev_sum_exec = e.sum_exec;
+        let next = EntityRef {
+            se,
+            task: e.task,
+            is_curr: true,
+        };
+        self.hooks.entity_set_next(m, next);
     }
 
     fn pick_next_entity(&mut self, m: &mut Machine, rq: RqId) -> Option<SeId> {
         match self.p.version {
-            Version::Cfs => self.cfs_pick_next_entity(rq),
+            Version::Cfs => match self.queue_order() {
+                Some(order) => self.ordered_pick(m, rq, order),
+                None => self.cfs_pick_next_entity(rq),
+            },
             Version::Eevdf => self.eevdf_pick_next_entity(m, rq),
         }
     }
@@ -544,6 +526,7 @@ impl SchedClass for Fair {
         if flags.has(EnqueueFlags::WAKEUP) {
             self.hooks.task_wakeup(m, t);
         }
+        self.hooks.task_enqueue(m, t, flags);
         let mut fl = flags;
         let mut s = Some(se0);
         while let Some(x) = s {
@@ -598,6 +581,8 @@ impl SchedClass for Fair {
         let se = self.task_se[t];
         let rq = self.se[se].cfs_rq;
         self.clear_buddies(rq, se);
+        let nr_queued = self.root_rq(cpu).h_nr_running;
+        self.hooks.task_yield(m, t, nr_queued);
         match self.p.version {
             Version::Cfs => {
                 if m.tasks[t].policy != Policy::Batch {
@@ -625,7 +610,11 @@ impl SchedClass for Fair {
 
     fn balance(&mut self, m: &mut Machine, cpu: CpuId) {
         if self.root_rq(cpu).h_nr_running == 0 {
-            self.newidle_balance(m, cpu);
+            if self.hooks.replaces_balancer() {
+                self.hooks.newidle_balance(m, cpu, &self.cpu_tasks);
+            } else {
+                self.newidle_balance(m, cpu);
+            }
         }
     }
 
@@ -652,7 +641,11 @@ impl SchedClass for Fair {
                 }
                 match self.se[se].my_q {
                     Some(q) => rq = q,
-                    None => return self.se[se].task,
+                    None => {
+                        let next = self.se[se].task?;
+                        self.hooks.picked(m, cpu, m.rqs[cpu].curr, next);
+                        return Some(next);
+                    }
                 }
             }
         }
@@ -729,7 +722,10 @@ impl SchedClass for Fair {
                 self.update_cfs_group(m, s);
             }
             if self.p.version == Version::Cfs && self.cfs[rq].nr_running > 1 {
-                self.cfs_check_preempt_tick(m, rq, s);
+                match self.queue_order() {
+                    Some(order) => self.ordered_check_preempt_tick(m, rq, s, order),
+                    None => self.cfs_check_preempt_tick(m, rq, s),
+                }
             }
         }
     }
@@ -778,7 +774,11 @@ impl SchedClass for Fair {
     }
 
     fn tick_balance(&mut self, m: &mut Machine, cpu: CpuId) {
-        self.periodic_balance(m, cpu);
+        if self.hooks.replaces_balancer() {
+            self.hooks.tick_balance(m, cpu, &self.cpu_tasks);
+        } else {
+            self.periodic_balance(m, cpu);
+        }
     }
 
     fn nr_runnable(&self, cpu: CpuId) -> u32 {
@@ -806,6 +806,7 @@ impl SchedClass for Fair {
             v.push(("deadline", e.deadline));
             v.push(("slice", e.slice as i64));
         }
+        v.extend(self.hooks.task_debug(t));
         v
     }
 }

@@ -399,7 +399,9 @@ impl Fair {
             if let Some(w) = waker.task {
                 self.record_wakee(m, w, p);
             }
-            let want_affine = !self.wake_wide(m, p, waker.task) && allowed.contains(this);
+            let want_affine = self.hooks.wake_affine()
+                && !self.wake_wide(m, p, waker.task)
+                && allowed.contains(this);
             let target = if want_affine && this != prev {
                 self.wake_affine(m, p, this, prev)
             } else {

@@ -1,0 +1,172 @@
+//! Policy-ordered queues: CFS 6.1 with the choice among queued entities
+//! made by a research policy's order (`FairHooks::queue_order`,
+//! `FairHooks::before`), as the CacULE and TT patches do
+//! (shootout.md §3.1, §3.2; alt-schedulers.md §5, §6).
+//!
+//! Both patches keep each queue as a doubly linked list with new entries
+//! at the head (`__enqueue_entity`, called on enqueue and when the running
+//! entity is put back) and pick by scanning it from the head, replacing
+//! the candidate only when the next entry runs strictly before it: ties go
+//! to the most recently queued entity. Here the queue stays the fair
+//! class's timeline (CFS vruntime order, still maintained) and the list
+//! order is the entities' insertion stamps (`Entity::list_seq`), newest
+//! first. The scan is O(n) per pick, as in the patches.
+//!
+//! * Pick (`pick_next_entity`): CFS's rules with the policy's first entity
+//!   in place of the leftmost and "curr runs before it" in place of the
+//!   vruntime comparison; the skip/next/last buddies, where the policy
+//!   keeps them (TT), are still judged on CFS vruntime with
+//!   `wakeup_preempt_entity`. CacULE has no buddies, so its pick is the
+//!   scan's winner unless curr runs strictly before it.
+//! * Tick: TT keeps `check_preempt_tick` (slice used up; past
+//!   min_granularity, stop if curr runs before the first entity, else
+//!   preempt if curr's CFS vruntime lead exceeds the slice — compared as
+//!   the kernel does, `s64` against `unsigned long`, so a negative lead
+//!   also preempts); CacULE reschedules iff the pick is not curr.
+//! * Wakeup (CacULE): after CFS's early exits the wakee preempts iff it
+//!   runs before the running entity (cfs.rs `cfs_check_preempt_wakeup`).
+
+use super::entity::{RqId, SeId};
+use super::hooks::{EntityRef, QueueOrder, TickPreempt};
+use super::Fair;
+use crate::machine::Machine;
+
+impl Fair {
+    /// The policy's queue order, if it has one (CFS only).
+    pub(super) fn queue_order(&self) -> Option<QueueOrder> {
+        match self.p.version {
+            super::tunables::Version::Cfs => self.hooks.queue_order(),
+            super::tunables::Version::Eevdf => None,
+        }
+    }
+
+    /// Whether CFS's buddies are in use (always, unless a queue-ordering
+    /// policy compiles them out).
+    pub(super) fn buddies_enabled(&self) -> bool {
+        self.queue_order().is_none_or(|o| o.buddies)
+    }
+
+    fn entity_ref(&self, se: SeId) -> EntityRef {
+        let e = &self.se[se];
+        EntityRef {
+            se,
+            task: e.task,
+            is_curr: self.cfs[e.cfs_rq].curr == Some(se),
+        }
+    }
+
+    /// Whether `a` runs before `b` in the policy's order.
+    pub(super) fn order_before(&mut self, m: &Machine, a: SeId, b: SeId) -> bool {
+        let (ra, rb) = (self.entity_ref(a), self.entity_ref(b));
+        self.hooks.before(m, ra, rb)
+    }
+
+    /// The first queued entity of `rq` (curr excluded) in the policy's
+    /// order, leaving out `except`: the list scan of `__pick_first_entity`
+    /// (`except` None) or TT's `__pick_next_entity(cfs_rq, except)`.
+    fn order_first(&mut self, m: &Machine, rq: RqId, except: Option<SeId>) -> Option<SeId> {
+        let mut list: Vec<SeId> = self.cfs[rq]
+            .tree
+            .iter()
+            .filter(|s| Some(*s) != except)
+            .collect();
+        // Head of the list first: the most recently queued entity.
+        list.sort_unstable_by_key(|s| std::cmp::Reverse(self.se[*s].list_seq));
+        let mut best: Option<SeId> = None;
+        for s in list {
+            best = match best {
+                Some(b) if !self.order_before(m, s, b) => Some(b),
+                _ => Some(s),
+            };
+        }
+        best
+    }
+
+    /// `pick_next_entity` under the policy's order.
+    pub(super) fn ordered_pick(
+        &mut self,
+        m: &Machine,
+        rq: RqId,
+        order: QueueOrder,
+    ) -> Option<SeId> {
+        let curr = self.cfs[rq].curr.filter(|c| self.se[*c].on_rq);
+        let first = self.order_first(m, rq, None);
+        let left = match (first, curr) {
+            (None, c) => c?,
+            (Some(l), Some(c)) if self.order_before(m, c, l) => c,
+            (Some(l), _) => l,
+        };
+        if !order.buddies {
+            return Some(left);
+        }
+        let mut se = left;
+        let q = &self.cfs[rq];
+        let (skip, next, last) = (q.skip, q.next, q.last);
+        if skip == Some(se) {
+            let second = if Some(se) == curr {
+                first
+            } else {
+                match (self.order_first(m, rq, Some(se)), curr) {
+                    (None, c) => c,
+                    (Some(a), Some(c)) if self.order_before(m, c, a) => Some(c),
+                    (a, _) => a,
+                }
+            };
+            if let Some(s2) = second {
+                if self.wakeup_preempt_entity(s2, left) < 1 {
+                    se = s2;
+                }
+            }
+        }
+        if let Some(n) = next.filter(|n| self.wakeup_preempt_entity(*n, left) < 1) {
+            se = n;
+        } else if let Some(l) = last.filter(|l| self.wakeup_preempt_entity(*l, left) < 1) {
+            se = l;
+        }
+        Some(se)
+    }
+
+    /// `check_preempt_tick` under the policy's order (`curr` runs on `rq`,
+    /// which has another entity queued).
+    pub(super) fn ordered_check_preempt_tick(
+        &mut self,
+        m: &mut Machine,
+        rq: RqId,
+        curr: SeId,
+        order: QueueOrder,
+    ) {
+        let cpu = self.cfs[rq].cpu;
+        match order.tick {
+            TickPreempt::PickDiffers => {
+                if self.ordered_pick(m, rq, order) != Some(curr) {
+                    m.resched(cpu);
+                }
+            }
+            TickPreempt::Slice => {
+                let ideal = self.sched_slice(rq, curr);
+                let e = &self.se[curr];
+                let ran = e.sum_exec - e.prev_sum_exec;
+                if ran > ideal {
+                    m.resched(cpu);
+                    self.clear_buddies(rq, curr);
+                    return;
+                }
+                if ran < self.p.min_gran {
+                    return;
+                }
+                let Some(first) = self.order_first(m, rq, None) else {
+                    return;
+                };
+                if self.order_before(m, curr, first) {
+                    return;
+                }
+                // `delta > ideal_runtime` compares s64 with unsigned long:
+                // a negative lead converts to a huge value and preempts.
+                let lead = self.se[curr].vruntime.wrapping_sub(self.se[first].vruntime);
+                if lead as u64 > ideal {
+                    m.resched(cpu);
+                }
+            }
+        }
+    }
+}

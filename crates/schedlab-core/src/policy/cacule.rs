@@ -1,0 +1,690 @@
+//! CacULE v6.0 (Hamad Al Marri; CachyOS port for Linux 6.0 by Peter Jung,
+//! 2022-08-20): shootout.md §3.1, which supersedes the 5.14 description of
+//! alt-schedulers.md §5; source `CachyOS/kernel-patches
+//! 6.0/sched/0001-cacULE.patch` (four patches; the fourth is CacULE
+//! itself: `calc_interactivity`, `calc_cache_score`, `calc_starve_score`,
+//! `entity_before`, `pick_next_entity`, `check_preempt_tick`,
+//! `normalize_lifetime`, `update_IS` and the RDB functions of
+//! kernel/sched/fair.c). Modelled on the simulator's CFS (Linux 6.1 ≈ 6.0).
+//!
+//! Every entity (task or group) carries a `cacule_node`: `start_time`
+//! (fork, `wake_up_new_task`; 0 for group entities, which are zeroed at
+//! allocation), its own `vruntime` (+= `calc_delta_fair(delta)` at every
+//! `update_curr`) and `last_run` (now, at `update_curr` and switch-in).
+//! Its score, lower = runs first, sums three integer terms:
+//!
+//!   IS      l = now − start_time, v = vruntime|1, s = (l > v) ? (l − v)|1 : 1
+//!           s ≥ v ? m_I/(s/v) : 2·m_I − m_I/(v/s)          (sleepy → 0, busy → 2·m_I)
+//!   cache   0 for the running entity; p = (now − exec_start)|1, c = 1 ms
+//!           p ≤ c ? m_C/(c/p) : 2·m_C − m_C/(p/c)          (just ran → 0, cold → 2·m_C)
+//!   starve  2·m_S for the running entity; t = (now − last_run)|1, d = 3 ms
+//!           t ≤ d ? 2·m_S − m_S/(d/t) : m_S/(t/d)          (waited long → 0)
+//!
+//! with m_I = 65536, m_C = 13107, m_S = 19660 (sysctls). A SCHED_IDLE task
+//! always loses against a non-idle one (`entity_before`). The fair queue is
+//! a list, new entries at the head; the pick scans it, taking the next
+//! entry only if it scores strictly lower (ties: the most recently queued),
+//! and keeps the running entity only if it scores strictly lower than that
+//! (class/fair/order.rs). The tick reschedules iff the pick is not the
+//! running entity (no slice, no granularity); a wakeup preempts, after
+//! CFS's early exits (SCHED_BATCH/IDLE wakees never do), iff the wakee
+//! scores lower than the running entity. No buddies, no `place_entity`, no
+//! `min_vruntime` (CFS vruntime is still accumulated here, never read).
+//! Past `cacule_max_lifetime` (11 000 ms, ×2^20 ns ≈ 11.5 s) of life the
+//! node is renormalised to half that life with the same run/life ratio.
+//! `sched_yield` sets bit 63 of the node's vruntime (IS = 2·m_I) until the
+//! end of the next pick on that CPU (`pick_next_task_fair` clears it for
+//! `prev`). Wakeups never go to the waker's CPU (`want_affine` = 0:
+//! `wake_wide`/`record_wakee` compiled out); `migration_cost` is 200 µs;
+//! autogroup is on by default (Kconfig). The scores work on group entities
+//! too, so cgroups and autogroups keep the patch's per-level behaviour.
+//!
+//! The Response Driven Balancer (RDB, Kconfig `CACULE_RDB` default y,
+//! `RDB_INTERVAL` 19 ms) replaces CFS's load balancer. Each CPU's candidate
+//! is its non-running fair task with the lowest IS (`update_IS`). At a
+//! tick once `next_balance` has passed: an idle CPU pulls the candidate of
+//! the first CPU with ≥ 2 tasks (same LLC first, then all:
+//! `idle_try_pull_any`); a busy CPU with < 2 tasks pulls the candidate
+//! with the globally lowest IS if lower than its own (`try_pull_higher_IS`);
+//! a busy CPU with ≥ 2 tasks pushes its candidate to a CPU running fewer
+//! than its own count − 1 (LLC first; `try_push_any`), then pulls from any
+//! CPU whose candidate's IS is below its own (`try_pull_any`); a busy CPU
+//! then waits `msecs_to_jiffies(19)` ticks. A CPU going idle pulls like an
+//! idle tick (`newidle_balance`). A candidate moves only if not running,
+//! allowed on the destination and `exec_start` ≠ 0 (never ran since fork
+//! or last migration); the destination's `check_preempt_curr` follows.
+//!
+//! Departures (also docs/model.md, "CacULE"):
+//! * RDB candidates are computed when a balancer reads them, not published
+//!   at each CPU's last enqueue/dequeue/pick/tick (up to a tick staler in
+//!   the kernel); ties between candidates go to the task queued or picked
+//!   last (the head of `rq->cfs_tasks`).
+//! * Idle CPUs run the RDB from their tick, as the engine's idle CPUs run
+//!   the CFS balancer (the patch compiles out the NOHZ idle-balance kick).
+//! * The 6.0 port's reverts (SIS_UTIL → SIS_PROP idle scan; PELT decay of
+//!   blocked tasks at wakeup migration) and HZ_2000 are not modelled: the
+//!   idle-CPU scan is the simulator's SIS_UTIL one.
+//! * Clock: `sched_clock()` is the simulated time (no clock skew).
+
+use crate::class::fair::hooks::{EntityRef, FairHooks, QueueOrder, TickPreempt};
+use crate::class::fair::tunables::CFS_TUNABLES;
+use crate::class::EnqueueFlags;
+use crate::clock::{Ns, MSEC};
+use crate::cpuset::CpuId;
+use crate::machine::{Machine, MigrationKind};
+use crate::plugin::SchedulerDef;
+use crate::task::TaskId;
+use crate::tunable::{Tunable, TunableSet};
+use crate::workload::Policy;
+
+/// Registry declaration (registry.rs, `SCHEDULERS`).
+pub const DEF: SchedulerDef = SchedulerDef {
+    name: "cacule",
+    description: "CacULE v6.0 on CFS 6.1: interactivity + cache + starvation scores, O(n) list pick, Response Driven Balancer",
+    source: "shootout.md §3.1, alt-schedulers.md §5; CachyOS/kernel-patches 6.0/sched/0001-cacULE.patch",
+    version: "6.0 port on 6.1",
+    classes: &["dl", "rt", "fair"],
+    tunables: TUNABLES,
+    fair_policies: false,
+    dl_orders: true,
+    build: |ctx| {
+        let hooks = Box::new(CacUle::new(ctx.tunables, ctx.m.nr_cpus()));
+        crate::registry::mainline_stack(ctx, crate::class::fair::tunables::Version::Cfs, hooks)
+    },
+};
+
+const fn with_default(t: Tunable, default: i64, doc: &'static str) -> Tunable {
+    Tunable { default, doc, ..t }
+}
+
+const fn knob(name: &'static str, default: i64, min: i64, max: i64, doc: &'static str) -> Tunable {
+    Tunable {
+        name,
+        default,
+        min,
+        max,
+        unit: crate::tunable::unit_of(name, max),
+        doc,
+    }
+}
+
+const FACTOR_MAX: i64 = i32::MAX as i64;
+
+/// CFS 6.1's tunables with CacULE's defaults, then CacULE's own sysctls.
+pub const TUNABLES: &[Tunable] = &[
+    CFS_TUNABLES[0],
+    CFS_TUNABLES[1],
+    CFS_TUNABLES[2],
+    CFS_TUNABLES[3],
+    CFS_TUNABLES[4],
+    with_default(
+        CFS_TUNABLES[5],
+        200_000,
+        "cache-hot window for the CFS balancer (200 µs under CacULE; unused while cacule_rdb = 1)",
+    ),
+    CFS_TUNABLES[6],
+    CFS_TUNABLES[7],
+    CFS_TUNABLES[8],
+    CFS_TUNABLES[9],
+    CFS_TUNABLES[10],
+    CFS_TUNABLES[11],
+    CFS_TUNABLES[12],
+    with_default(
+        CFS_TUNABLES[13],
+        1,
+        "1: every process in its own autogroup (CacULE's Kconfig turns SCHED_AUTOGROUP on)",
+    ),
+    knob(
+        "cacule_interactivity_factor",
+        65_536,
+        0,
+        FACTOR_MAX,
+        "sched_interactivity_factor m_I: IS in (0, 2·m_I)",
+    ),
+    knob(
+        "cacule_max_lifetime_ms",
+        11_000,
+        1,
+        1_000_000,
+        "sched_max_lifetime_ms: life renormalised past this ×2^20 ns",
+    ),
+    knob(
+        "cacule_cache_factor",
+        13_107,
+        0,
+        FACTOR_MAX,
+        "sched_cache_factor m_C (0: no cache term)",
+    ),
+    knob(
+        "cacule_cache_divisor_ns",
+        1_000_000,
+        1,
+        1_000_000_000,
+        "sched_cache_divisor: cache term's time scale",
+    ),
+    knob(
+        "cacule_starve_factor",
+        19_660,
+        0,
+        FACTOR_MAX,
+        "sched_starve_factor m_S (0: no starvation term)",
+    ),
+    knob(
+        "cacule_starve_divisor_ns",
+        3_000_000,
+        1,
+        1_000_000_000,
+        "sched_starve_divisor: starvation term's time scale",
+    ),
+    knob(
+        "cacule_yield",
+        1,
+        0,
+        1,
+        "sched_cacule_yield: sched_yield marks the task as maximally busy for the next pick",
+    ),
+    knob(
+        "cacule_rdb",
+        1,
+        0,
+        1,
+        "Kconfig CACULE_RDB: 1 Response Driven Balancer, 0 CFS's load balancer",
+    ),
+    knob(
+        "cacule_rdb_interval_ms",
+        19,
+        1,
+        1_000,
+        "Kconfig RDB_INTERVAL: a busy CPU's wait between RDB passes",
+    ),
+];
+
+/// Bit 63 of a node's vruntime: the task yielded (`YIELD_MARK`).
+pub const YIELD_MARK: u64 = 1 << 63;
+
+/// Score parameters (the sysctls).
+#[derive(Debug, Clone, Copy)]
+pub struct Factors {
+    /// m_I, `interactivity_factor`.
+    pub interactivity: u32,
+    /// m_C, `cache_factor` (0: no cache term).
+    pub cache: u32,
+    /// `cache_divisor`, ns.
+    pub cache_divisor: u64,
+    /// m_S, `starve_factor` (0: no starvation term).
+    pub starve: u32,
+    /// `starve_divisor`, ns.
+    pub starve_divisor: u64,
+}
+
+impl Default for Factors {
+    fn default() -> Self {
+        Factors {
+            interactivity: 65_536,
+            cache: 13_107,
+            cache_divisor: MSEC,
+            starve: 19_660,
+            starve_divisor: 3 * MSEC,
+        }
+    }
+}
+
+/// `calc_interactivity`: IS of a node that has lived `life` ns and run
+/// `vruntime` virtual ns (the kernel's u64 arithmetic, result truncated to
+/// `unsigned int`).
+pub fn interactivity_score(life: u64, vruntime: u64, m: u32) -> u32 {
+    let v = vruntime | 1;
+    let m = u64::from(m);
+    let s = if life > v { (life - v) | 1 } else { 1 };
+    let score = if s >= v {
+        m / (s / v)
+    } else {
+        (m << 1) - m / (v / s)
+    };
+    score as u32
+}
+
+/// `calc_cache_score` of a queued entity whose `exec_start` is
+/// `since_exec_start` ns ago (the running entity scores 0).
+pub fn cache_score(since_exec_start: u64, m: u32, divisor: u64) -> u32 {
+    if m == 0 {
+        return 0;
+    }
+    let m = u64::from(m);
+    let p = since_exec_start | 1;
+    let score = if divisor >= p {
+        m / (divisor / p)
+    } else {
+        (m << 1) - m / (p / divisor)
+    };
+    score as u32
+}
+
+/// `calc_starve_score` of a queued entity that last ran
+/// `since_last_run` ns ago (the running entity scores 2·m_S).
+pub fn starve_score(since_last_run: u64, m: u32, divisor: u64) -> u32 {
+    if m == 0 {
+        return 0;
+    }
+    let m = u64::from(m);
+    let t = since_last_run | 1;
+    let score = if divisor >= t {
+        (m << 1) - m / (divisor / t)
+    } else {
+        m / (t / divisor)
+    };
+    score as u32
+}
+
+/// A `cacule_node` with the CFS entity fields the scores read.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Node {
+    /// `cacule_start_time`.
+    pub start_time: u64,
+    /// The node's own vruntime (bit 63: yield mark).
+    pub vruntime: u64,
+    /// `last_run`.
+    pub last_run: u64,
+    /// The entity's `exec_start` (0 after fork and after a migration).
+    pub exec_start: u64,
+}
+
+/// CacULE as fair-class hooks.
+#[derive(Debug)]
+pub struct CacUle {
+    f: Factors,
+    max_lifetime_ms: u64,
+    yield_mark: bool,
+    rdb: bool,
+    rdb_interval_ms: u64,
+    /// Task nodes, by task id.
+    tasks: Vec<Node>,
+    /// Group-entity nodes, by entity id (zeroed like `kzalloc`).
+    groups: Vec<Node>,
+    /// Per task: when it was last queued or picked (head of `cfs_tasks`).
+    listed: Vec<u64>,
+    stamp: u64,
+    /// Per CPU: `rq->next_balance` of the RDB.
+    next_balance: Vec<Ns>,
+}
+
+impl CacUle {
+    /// CacULE with a run's tunables on `cpus` CPUs.
+    pub fn new(t: &TunableSet, cpus: usize) -> Self {
+        let get = |k: &str, d: i64| t.get(k).unwrap_or(d).max(0) as u64;
+        let d = Factors::default();
+        CacUle {
+            f: Factors {
+                interactivity: get("cacule_interactivity_factor", 65_536) as u32,
+                cache: get("cacule_cache_factor", 13_107) as u32,
+                cache_divisor: get("cacule_cache_divisor_ns", d.cache_divisor as i64).max(1),
+                starve: get("cacule_starve_factor", 19_660) as u32,
+                starve_divisor: get("cacule_starve_divisor_ns", d.starve_divisor as i64).max(1),
+            },
+            max_lifetime_ms: get("cacule_max_lifetime_ms", 11_000),
+            yield_mark: get("cacule_yield", 1) != 0,
+            rdb: get("cacule_rdb", 1) != 0,
+            rdb_interval_ms: get("cacule_rdb_interval_ms", 19),
+            tasks: vec![],
+            groups: vec![],
+            listed: vec![],
+            stamp: 0,
+            next_balance: vec![0; cpus],
+        }
+    }
+
+    fn task_node(&mut self, t: TaskId) -> &mut Node {
+        if self.tasks.len() <= t {
+            self.tasks.resize(t + 1, Node::default());
+            self.listed.resize(t + 1, 0);
+        }
+        &mut self.tasks[t]
+    }
+
+    fn node_mut(&mut self, e: EntityRef) -> &mut Node {
+        match e.task {
+            Some(t) => self.task_node(t),
+            None => {
+                if self.groups.len() <= e.se {
+                    self.groups.resize(e.se + 1, Node::default());
+                }
+                &mut self.groups[e.se]
+            }
+        }
+    }
+
+    fn node(&self, e: EntityRef) -> Node {
+        let n = match e.task {
+            Some(t) => self.tasks.get(t),
+            None => self.groups.get(e.se),
+        };
+        n.copied().unwrap_or_default()
+    }
+
+    /// The IS of task `t` at `now`.
+    pub fn task_is(&self, t: TaskId, now: u64) -> u32 {
+        let n = self.tasks.get(t).copied().unwrap_or_default();
+        interactivity_score(
+            now.wrapping_sub(n.start_time),
+            n.vruntime,
+            self.f.interactivity,
+        )
+    }
+
+    /// Score of `e` at `now`: IS + cache + starve (each `unsigned int`).
+    pub fn score(&self, e: EntityRef, now: u64) -> u32 {
+        let n = self.node(e);
+        let is = interactivity_score(
+            now.wrapping_sub(n.start_time),
+            n.vruntime,
+            self.f.interactivity,
+        );
+        let (cache, starve) = if e.is_curr {
+            (0, self.f.starve.wrapping_mul(2))
+        } else {
+            (
+                cache_score(
+                    now.wrapping_sub(n.exec_start),
+                    self.f.cache,
+                    self.f.cache_divisor,
+                ),
+                starve_score(
+                    now.wrapping_sub(n.last_run),
+                    self.f.starve,
+                    self.f.starve_divisor,
+                ),
+            )
+        };
+        is.wrapping_add(cache).wrapping_add(starve)
+    }
+
+    /// `normalize_lifetime`.
+    fn normalize(&mut self, e: EntityRef, now: u64) {
+        let max_life = self.max_lifetime_ms << 20;
+        let n = self.node_mut(e);
+        let life = now.wrapping_sub(n.start_time);
+        if (life.wrapping_sub(max_life) as i64) <= 0 {
+            return;
+        }
+        n.vruntime &= !YIELD_MARK;
+        let old_hrrn_x = (life.wrapping_shl(7) / ((n.vruntime >> 3) | 1)).max(1);
+        n.start_time = now.wrapping_sub(max_life >> 1);
+        n.vruntime = max_life.wrapping_shl(9) / old_hrrn_x;
+    }
+
+    /// Tasks a balancer reads: per CPU, its runnable fair tasks.
+    fn snapshot(tasks: &[Vec<TaskId>]) -> Vec<Vec<TaskId>> {
+        tasks.to_vec()
+    }
+}
+
+impl FairHooks for CacUle {
+    fn name(&self) -> &'static str {
+        "cacule"
+    }
+
+    /// `wake_up_new_task`: start_time = now; `__sched_fork` zeroes vruntime
+    /// and exec_start; `last_run` is copied with the parent's task_struct.
+    fn task_fork(&mut self, m: &Machine, t: TaskId, parent: Option<TaskId>) {
+        let last_run = parent.map_or(m.now, |p| self.task_node(p).last_run);
+        *self.task_node(t) = Node {
+            start_time: m.now,
+            vruntime: 0,
+            last_run,
+            exec_start: 0,
+        };
+    }
+
+    fn task_enqueue(&mut self, _m: &Machine, t: TaskId, flags: EnqueueFlags) {
+        let node = self.task_node(t);
+        if flags.has(EnqueueFlags::MIGRATED) {
+            // migrate_task_rq_fair: "no longer consider this task hot".
+            node.exec_start = 0;
+        }
+        self.stamp += 1;
+        self.listed[t] = self.stamp;
+    }
+
+    fn task_yield(&mut self, _m: &Machine, t: TaskId, _nr_queued: u32) {
+        if self.yield_mark {
+            self.task_node(t).vruntime |= YIELD_MARK;
+        }
+    }
+
+    fn picked(&mut self, _m: &Machine, _cpu: CpuId, prev: Option<TaskId>, next: TaskId) {
+        if let Some(p) = prev {
+            self.task_node(p).vruntime &= !YIELD_MARK;
+        }
+        self.stamp += 1;
+        self.task_node(next);
+        self.listed[next] = self.stamp;
+    }
+
+    fn queue_order(&self) -> Option<QueueOrder> {
+        Some(QueueOrder {
+            tick: TickPreempt::PickDiffers,
+            buddies: false,
+            wakeup_by_order: true,
+        })
+    }
+
+    /// `entity_before(now, curr = b, se = a) == 1`.
+    fn before(&mut self, m: &Machine, a: EntityRef, b: EntityRef) -> bool {
+        let idle = |e: EntityRef| e.task.is_some_and(|t| m.tasks[t].policy == Policy::Idle);
+        match (idle(a), idle(b)) {
+            (true, false) => return false,
+            (false, true) => return true,
+            _ => {}
+        }
+        let diff = self.score(a, m.now).wrapping_sub(self.score(b, m.now)) as i32;
+        diff < 0
+    }
+
+    fn entity_update_curr(&mut self, m: &Machine, e: EntityRef, _delta_exec: Ns, delta_fair: u64) {
+        let n = self.node_mut(e);
+        n.last_run = m.now;
+        n.exec_start = m.now;
+        n.vruntime = n.vruntime.wrapping_add(delta_fair);
+        self.normalize(e, m.now);
+    }
+
+    fn entity_set_next(&mut self, m: &Machine, e: EntityRef) {
+        let n = self.node_mut(e);
+        n.exec_start = m.now;
+        n.last_run = m.now;
+    }
+
+    fn wake_affine(&self) -> bool {
+        false
+    }
+
+    fn replaces_balancer(&self) -> bool {
+        self.rdb
+    }
+
+    /// `trigger_load_balance` with CACULE_RDB and RDB_INTERVAL.
+    fn tick_balance(&mut self, m: &mut Machine, cpu: CpuId, tasks: &[Vec<TaskId>]) {
+        if m.now < self.next_balance[cpu] {
+            return;
+        }
+        let mut snap = Snapshot::new(m, tasks);
+        if m.is_idle(cpu) {
+            self.pull_any(m, &mut snap, cpu, false);
+        } else {
+            if snap.nr[cpu] < 2 {
+                self.pull_higher_is(m, &mut snap, cpu);
+            } else {
+                self.push_any(m, &mut snap, cpu);
+                self.pull_lower_is(m, &mut snap, cpu);
+            }
+            let jiffies = (self.rdb_interval_ms * u64::from(m.hz))
+                .div_ceil(1000)
+                .max(1);
+            self.next_balance[cpu] = m.now.saturating_add(jiffies * m.tick_ns());
+        }
+    }
+
+    /// `newidle_balance` with CACULE_RDB.
+    fn newidle_balance(&mut self, m: &mut Machine, cpu: CpuId, tasks: &[Vec<TaskId>]) {
+        if !m.online.contains(cpu) {
+            return;
+        }
+        let mut snap = Snapshot::new(m, tasks);
+        self.pull_any(m, &mut snap, cpu, true);
+    }
+
+    fn task_debug(&self, t: TaskId) -> Vec<(&'static str, i64)> {
+        let n = self.tasks.get(t).copied().unwrap_or_default();
+        vec![
+            ("cacule_vruntime", n.vruntime as i64),
+            ("cacule_start_time", n.start_time as i64),
+        ]
+    }
+}
+
+/// What the RDB sees of every CPU during one pass, updated as it moves
+/// tasks (the kernel's moves take effect at once, under the rq locks).
+struct Snapshot {
+    nr: Vec<u32>,
+    tasks: Vec<Vec<TaskId>>,
+}
+
+impl Snapshot {
+    fn new(m: &Machine, tasks: &[Vec<TaskId>]) -> Self {
+        Snapshot {
+            nr: m.rqs.iter().map(|r| r.nr_running).collect(),
+            tasks: CacUle::snapshot(tasks),
+        }
+    }
+}
+
+impl CacUle {
+    /// `update_IS`: the non-running task of `cpu` with the lowest IS
+    /// (ties: the one queued or picked last), with its IS.
+    fn candidate(&self, m: &Machine, snap: &Snapshot, cpu: CpuId) -> Option<(TaskId, u32)> {
+        let mut best: Option<(TaskId, u32, u64)> = None;
+        for &t in &snap.tasks[cpu] {
+            if m.rqs[cpu].curr == Some(t) {
+                continue;
+            }
+            let is = self.task_is(t, m.now);
+            let listed = self.listed.get(t).copied().unwrap_or(0);
+            let better = match best {
+                None => true,
+                Some((_, bi, bl)) => is < bi || (is == bi && listed > bl),
+            };
+            if better {
+                best = Some((t, is, listed));
+            }
+        }
+        best.map(|(t, is, _)| (t, is))
+    }
+
+    /// `can_migrate_task` (RDB): not running, allowed there, has run since
+    /// its fork or last migration.
+    fn can_migrate(&self, m: &Machine, t: TaskId, dst: CpuId, src: CpuId) -> bool {
+        m.rqs[src].curr != Some(t)
+            && m.tasks[t].affinity.contains(dst)
+            && self.tasks.get(t).is_some_and(|n| n.exec_start != 0)
+    }
+
+    /// `pull_from_unlock` / `push_to_unlock`: move `t` from `src` to `dst`.
+    fn migrate(&mut self, m: &mut Machine, snap: &mut Snapshot, t: TaskId, src: CpuId, dst: CpuId) {
+        m.request_migration(t, dst, MigrationKind::Balance);
+        self.task_node(t).exec_start = 0;
+        snap.tasks[src].retain(|x| *x != t);
+        snap.tasks[dst].push(t);
+        snap.nr[src] = snap.nr[src].saturating_sub(1);
+        snap.nr[dst] += 1;
+    }
+
+    /// Online CPUs other than `cpu` in the RDB's scan order: those sharing
+    /// `cpu`'s LLC, then all (`cores_round`).
+    fn rounds(m: &Machine, cpu: CpuId) -> Vec<CpuId> {
+        let others: Vec<CpuId> = m.online.iter().filter(|c| *c != cpu).collect();
+        let llc = others.iter().filter(|c| m.topo.share_cache(**c, cpu));
+        llc.chain(others.iter()).copied().collect()
+    }
+
+    /// `idle_try_pull_any` (tick) and `newidle_balance` (`newidle`: stop
+    /// once something else became runnable here).
+    fn pull_any(&mut self, m: &mut Machine, snap: &mut Snapshot, dst: CpuId, newidle: bool) {
+        for src in Self::rounds(m, dst) {
+            if snap.nr[src] < 2 {
+                continue;
+            }
+            let Some((p, _)) = self.candidate(m, snap, src) else {
+                continue;
+            };
+            if self.can_migrate(m, p, dst, src) {
+                self.migrate(m, snap, p, src, dst);
+                return;
+            }
+            if newidle && snap.nr[dst] > 0 {
+                return;
+            }
+        }
+    }
+
+    /// `try_pull_higher_IS`: pull the candidate whose IS is the lowest of
+    /// all CPUs with ≥ 2 tasks, if lower than this CPU's own candidate's.
+    fn pull_higher_is(&mut self, m: &mut Machine, snap: &mut Snapshot, dst: CpuId) {
+        let mut max_is = self.candidate(m, snap, dst).map_or(u32::MAX, |c| c.1);
+        let mut from = None;
+        for src in m.online.iter().filter(|c| *c != dst) {
+            if snap.nr[src] < 2 {
+                continue;
+            }
+            if let Some((_, is)) = self.candidate(m, snap, src) {
+                if is < max_is {
+                    max_is = is;
+                    from = Some(src);
+                }
+            }
+        }
+        let Some(src) = from else { return };
+        if let Some((p, _)) = self.candidate(m, snap, src) {
+            if snap.nr[src] > 1 && self.can_migrate(m, p, dst, src) {
+                self.migrate(m, snap, p, src, dst);
+            }
+        }
+    }
+
+    /// `try_push_any`: push this CPU's candidate to a CPU running fewer
+    /// than this CPU's count − 1 tasks.
+    fn push_any(&mut self, m: &mut Machine, snap: &mut Snapshot, src: CpuId) {
+        for dst in Self::rounds(m, src) {
+            if snap.nr[dst] >= snap.nr[src].saturating_sub(1) {
+                continue;
+            }
+            let Some((p, _)) = self.candidate(m, snap, src) else {
+                return;
+            };
+            if self.can_migrate(m, p, dst, src) {
+                self.migrate(m, snap, p, src, dst);
+                return;
+            }
+        }
+    }
+
+    /// `try_pull_any`: pull from the first CPU (LLC first) with ≥ 2 tasks
+    /// whose candidate's IS is lower than this CPU's own candidate's.
+    fn pull_lower_is(&mut self, m: &mut Machine, snap: &mut Snapshot, dst: CpuId) {
+        let this_is = self.candidate(m, snap, dst).map_or(u32::MAX, |c| c.1);
+        for src in Self::rounds(m, dst) {
+            if snap.nr[src] < 2 {
+                continue;
+            }
+            let Some((p, is)) = self.candidate(m, snap, src) else {
+                continue;
+            };
+            if is >= this_is {
+                continue;
+            }
+            if self.can_migrate(m, p, dst, src) {
+                self.migrate(m, snap, p, src, dst);
+                return;
+            }
+        }
+    }
+}
