@@ -1,6 +1,6 @@
 //! Fair-class hooks: the extension point for research policies that patch
-//! the fair class rather than replace it (TSF, PFS, DW-CFS; BORE and
-//! CacULE next). The fair class (CFS 6.1 or EEVDF 6.12) keeps every rule
+//! the fair class rather than replace it (TSF, PFS, DW-CFS as `+NAME`
+//! policies; CacULE and TT as whole registry entries built on them). The fair class (CFS 6.1 or EEVDF 6.12) keeps every rule
 //! of its own and calls these hooks at the points where the out-of-tree
 //! patches hook `kernel/sched/fair.c`.
 //!
