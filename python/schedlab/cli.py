@@ -196,6 +196,19 @@ def _parser() -> argparse.ArgumentParser:
                                            "(root)")
     cal.add_argument("--out", metavar="PROFILE", required=True, help="where to write the profile (JSON)")
     cal.add_argument("--seconds", type=int, default=3, help="length of each measuring run, s (default 3)")
+    so = sub.add_parser("shootout", help="rank every scheduler on a workload over several seeds")
+    so.add_argument("workload", help="rt-app JSON file")
+    so.add_argument("--schedulers", help="comma-separated (default: every registered scheduler)")
+    so.add_argument("--metric", default="throughput,latency_p99",
+                    help="comma-separated: throughput, latency_p50, latency_p99, misses, fairness")
+    so.add_argument("--seeds", type=_positive, default=5, help="repeats per scheduler (default 5)")
+    so.add_argument("--cpus", type=_positive, default=1)
+    so.add_argument("--smt", type=_positive, default=1)
+    so.add_argument("--hz", type=_positive, default=250)
+    so.add_argument("--duration", help="override global.duration: seconds or 500ms, 2s, ...")
+    so.add_argument("--set", action="append", default=[], metavar="K=V", help="set a tunable")
+    so.add_argument("--json", metavar="FILE", help="write the table as JSON")
+    so.add_argument("--plot", metavar="FILE.png", help="draw the means with their intervals")
     fi = sub.add_parser("fidelity", help="a fixed suite in the simulator and on this kernel, judged against "
                                          "tolerances (root)")
     fi.add_argument("--seconds", type=int, default=5, help="length of each workload, s (default 5)")
@@ -504,6 +517,42 @@ def _cmd_calibrate(a: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_shootout(a: argparse.Namespace) -> int:
+    from . import shootout as so
+    from .api import _set_pairs
+
+    metrics = [m for m in a.metric.split(",") if m]
+    bad = [m for m in metrics if m not in so.METRICS]
+    if bad or not metrics:
+        raise _native.ConfigError(f"--metric: unknown {bad[0]!r}; expected some of: {', '.join(so.METRICS)}"
+                                  if bad else "--metric: expected at least one metric")
+    names = [s for s in (a.schedulers or "").split(",") if s] or None
+    known = {s["name"] for s in schedulers()["schedulers"]}
+    if names and any(n not in known for n in names):
+        unknown = next(n for n in names if n not in known)
+        raise _native.ConfigError(f"--schedulers: unknown scheduler {unknown!r}; see 'schedlab schedulers'")
+    check(a.workload)  # a bad workload fails before any run
+    if a.duration:
+        parse_duration(a.duration)
+    show = sys.stderr.isatty()
+
+    def progress(msg: str) -> None:
+        if show:
+            sys.stderr.write("\r" + msg.ljust(60))
+            sys.stderr.flush()
+
+    res = so.shootout(a.workload, names, metrics, a.seeds, a.cpus, a.duration, a.smt, a.hz,
+                      dict(_set_pairs(a.set)), progress)
+    if show:
+        sys.stderr.write("\n")
+    print(so.text_table(res))
+    if a.json:
+        _write_json(a.json, res)
+    if a.plot:
+        so.plot(res, a.plot)
+    return 0
+
+
 def _cmd_fidelity(a: argparse.Namespace) -> int:
     from . import fidelity as fid
     from .host import HostError
@@ -531,7 +580,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     handlers = {"run": _cmd_run, "check": _cmd_check, "schedulers": _cmd_schedulers,
                 "metrics": _cmd_metrics, "repro": _cmd_repro, "trace": _cmd_trace,
                 "compare": _cmd_compare, "host": _cmd_host, "calibrate": _cmd_calibrate,
-                "fidelity": _cmd_fidelity}
+                "fidelity": _cmd_fidelity, "shootout": _cmd_shootout}
     try:
         return handlers[args.cmd](args)
     except BrokenPipeError:
