@@ -47,3 +47,26 @@ fn every_new_thread_runs_within_a_second_on_a_big_machine() {
     assert_eq!(per_cpu.iter().sum::<usize>(), 1000, "{per_cpu:?}");
     assert!(per_cpu.iter().all(|n| (12..=21).contains(n)), "{per_cpu:?}");
 }
+
+/// LBF_ALL_PINNED (6.12 `sched_balance_rq`): CPU 0 holds three hogs pinned
+/// to it and CPU 1 three free ones. An idle CPU's balance finds CPU 0 as
+/// busy as CPU 1; none of its tasks may move, so CPU 0 is dropped from the
+/// search and CPU 1's tasks are pulled. Without the redo CPU 2 stayed idle
+/// for the whole run.
+#[test]
+fn a_busiest_cpu_with_only_pinned_tasks_is_skipped() {
+    let text = r#"{"global": {"duration": 2}, "tasks": {
+        "pin": {"instance": 3, "cpus": [0], "run": 100000000},
+        "free": {"instance": 3, "phases": {
+            "start": {"cpus": [1], "run": 1000},
+            "go": {"cpus": [0, 1, 2, 3], "run": 100000000}}}}}"#;
+    for kind in BOTH {
+        let r = run(text, cfg(kind, 4));
+        let util: Vec<f64> = r.metrics.cpu.iter().map(|c| c.utilisation).collect();
+        assert!(util.iter().all(|u| *u > 0.95), "{kind}: {util:?}");
+        for i in 0..3 {
+            let t = task(&r, &format!("free-{i}"));
+            assert!(t.cpu_share > 0.95, "{kind}: {t:?}");
+        }
+    }
+}

@@ -220,6 +220,11 @@ struct Env {
     idle: IdleType,
     imbalance: i64,
     mtype: Migration,
+    /// `env->cpus`: CPUs still eligible as the busiest (a CPU whose every
+    /// task is pinned away from dst is dropped and the search redone).
+    cpus: CpuSet,
+    /// `LBF_ALL_PINNED`: no task of the source may run on dst.
+    all_pinned: bool,
 }
 
 impl Fair {
@@ -299,7 +304,7 @@ impl Fair {
         let stats: Vec<GroupStats> = dom
             .groups
             .iter()
-            .map(|g| self.group_stats(m, *g, dom.pct))
+            .map(|g| self.group_stats(m, g.and(&env.cpus), dom.pct))
             .collect();
         let local = stats.iter().find(|g| g.cpus.contains(env.dst))?.clone();
         let mut busiest: Option<&GroupStats> = None;
@@ -445,6 +450,11 @@ impl Fair {
         }
         let failed = self.lb.doms[env.dst][env.level].failed;
         let tries = self.lb.doms[env.dst][env.level].cache_nice_tries;
+        // can_migrate_task clears LBF_ALL_PINNED for any task allowed on
+        // dst, the running one included (it is rejected afterwards).
+        env.all_pinned = !self.cpu_tasks[src]
+            .iter()
+            .any(|t| m.tasks[*t].affinity.contains(env.dst));
         let mut cands: Vec<TaskId> = self.cpu_tasks[src]
             .iter()
             .copied()
@@ -500,6 +510,8 @@ impl Fair {
             idle,
             imbalance: 0,
             mtype: Migration::Task,
+            cpus: self.lb.doms[dst][level].span.and(&m.online),
+            all_pinned: false,
         };
         let local = self.lb.doms[dst][level]
             .groups
@@ -518,13 +530,27 @@ impl Fair {
             d.interval_ms = (d.interval_ms * 2).min(2 * d.weight());
             0
         };
-        let Some(group) = self.find_busiest_group(m, &mut env) else {
-            return balanced(self);
+        // `redo`: a busiest CPU whose tasks are all pinned away from dst is
+        // dropped from env.cpus and the search starts over, as long as CPUs
+        // outside the local group remain (LBF_ALL_PINNED, 6.12 fair.c).
+        let (src, moved) = loop {
+            let Some(group) = self.find_busiest_group(m, &mut env) else {
+                return balanced(self);
+            };
+            let Some(src) = self.find_busiest_queue(m, &env, &group) else {
+                return balanced(self);
+            };
+            let moved = self.detach_tasks(m, &mut env, src);
+            if moved == 0 && env.all_pinned {
+                env.cpus.remove(src);
+                if env.cpus.iter().any(|c| !local.contains(c)) {
+                    env.imbalance = 0;
+                    env.mtype = Migration::Task;
+                    continue;
+                }
+            }
+            break (src, moved);
         };
-        let Some(src) = self.find_busiest_queue(m, &env, &group) else {
-            return balanced(self);
-        };
-        let moved = self.detach_tasks(m, &mut env, src);
         let d = &mut self.lb.doms[dst][level];
         if moved > 0 {
             d.failed = 0;
