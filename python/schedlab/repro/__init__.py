@@ -13,13 +13,14 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Dict
 
-from . import cfslab, dwcfs, illf, tsf
+from . import cfslab, dwcfs, illf, shootout, tsf
 
 EXPERIMENTS: Dict[str, Callable[..., dict]] = {
     "illf": illf.run,
     "tsf": tsf.run,
     "dwcfs": dwcfs.run,
     "cfs-lab": cfslab.run,
+    "shootout": shootout.run,
 }
 
 ROOT = Path(__file__).resolve().parents[3]
