@@ -113,6 +113,7 @@ impl Fair {
         let v = self.avg_vruntime(rq);
         let e = &self.se[se];
         let limit = calc_delta_fair((2 * e.slice).max(m.tick_ns()), e.lw) as i64;
+        let limit = self.hooks.lag_limit(limit);
         self.se[se].vlag = (v - e.vruntime).clamp(-limit, limit);
     }
 
@@ -141,7 +142,9 @@ impl Fair {
             self.se[se].rel_deadline = false;
             return;
         }
-        if self.p.place_deadline_initial && flags.has(EnqueueFlags::INITIAL) {
+        if let Some(v) = self.hooks.deadline_vslice(flags, vslice) {
+            vslice = v;
+        } else if self.p.place_deadline_initial && flags.has(EnqueueFlags::INITIAL) {
             vslice /= 2;
         }
         self.se[se].deadline = self.se[se].vruntime + vslice;
@@ -259,7 +262,10 @@ impl Fair {
             }
         }
         if let Some(c) = curr {
-            if self.p.run_to_parity && self.protect_slice(c) {
+            if self.p.run_to_parity
+                && self.protect_slice(c)
+                && self.hooks.run_to_parity(self.cfs[rq].nr_running)
+            {
                 return Some(c);
             }
         }

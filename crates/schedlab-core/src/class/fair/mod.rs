@@ -8,7 +8,9 @@
 //! (`pick_task_fair`, `put_prev_task_fair`, `set_next_task_fair`) with the
 //! common-ancestor optimisation of `pick_next_task_fair`.
 //! Version-specific rules live in [`cfs`] and [`eevdf`]; SMP placement in
-//! [`select`], load balancing in [`balance`], group shares in [`group`].
+//! [`select`], load balancing in [`balance`], group shares in [`group`];
+//! what a [`hooks::FairHooks`] policy asks of the class (a new weight, a
+//! burst restart at sleep or yield) in `requests.rs`.
 
 pub mod balance;
 pub mod cfs;
@@ -17,6 +19,7 @@ pub mod entity;
 pub mod group;
 pub mod hooks;
 mod invariants;
+mod requests;
 pub mod select;
 pub mod tunables;
 pub mod weights;
@@ -289,10 +292,16 @@ impl Fair {
         let delta = now - e.exec_start;
         e.exec_start = now;
         e.sum_exec += delta;
-        e.vruntime += weights::calc_delta_fair(delta, e.lw) as i64;
-        if let Some(t) = e.task {
+        let task = e.task;
+        if let Some(t) = task {
             self.hooks.update_curr(m, t, delta);
+            self.apply_requested_weight(m, t);
         }
+        let mut vdelta = weights::calc_delta_fair(delta, self.se[c].lw);
+        if let (Some(t), Version::Cfs) = (task, self.p.version) {
+            vdelta = self.hooks.vruntime_delta(t, vdelta);
+        }
+        self.se[c].vruntime += vdelta as i64;
         match self.p.version {
             Version::Cfs => self.update_min_vruntime(rq),
             Version::Eevdf => self.eevdf_update_curr_tail(m, rq, c),
@@ -530,6 +539,7 @@ impl SchedClass for Fair {
             self.cfs_task_fork(m, t, parent);
         }
         self.hooks.task_fork(m, t, parent);
+        self.apply_requested_weight(m, t);
     }
 
     fn enqueue_task(&mut self, m: &mut Machine, cpu: CpuId, t: TaskId, flags: EnqueueFlags) {
@@ -580,7 +590,7 @@ impl SchedClass for Fair {
     ) -> bool {
         let se0 = self.task_se[t];
         if flags.has(DequeueFlags::SLEEP) {
-            self.hooks.task_sleep(m, t);
+            self.task_sleep_hooks(m, cpu, t);
         }
         let was_delayed = self.se[se0].delayed;
         let done = self.dequeue_entities(m, se0, flags);
@@ -593,6 +603,7 @@ impl SchedClass for Fair {
 
     fn yield_task(&mut self, m: &mut Machine, cpu: CpuId) {
         let Some(t) = m.rqs[cpu].curr else { return };
+        self.task_yield_hooks(m, t);
         if m.rqs[cpu].nr_running <= 1 {
             return;
         }
