@@ -19,7 +19,13 @@ use crate::tunable::{Tunable, TunableSet};
 use crate::workload::Policy;
 
 /// Every scheduler, default first.
-pub static SCHEDULERS: &[SchedulerDef] = &[EEVDF, CFS, policy::scx_simple::DEF];
+pub static SCHEDULERS: &[SchedulerDef] = &[
+    EEVDF,
+    CFS,
+    policy::scx_simple::DEF,
+    policy::bore_eevdf::DEF,
+    policy::bore_cfs::DEF,
+];
 
 /// Every fair-class policy (`+NAME`).
 pub static FAIR_POLICIES: &[FairPolicyDef] =

@@ -208,3 +208,40 @@ impl TunableSet {
         Ok(TunableSet(set))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LIST: &[Tunable] = &[
+        Tunable {
+            name: "a",
+            default: 1,
+            min: 0,
+            max: 9,
+            unit: "",
+            doc: "",
+        },
+        Tunable {
+            name: "b",
+            default: 2,
+            min: 0,
+            max: 9,
+            unit: "",
+            doc: "",
+        },
+    ];
+
+    #[test]
+    fn with_defaults_replaces_only_the_named_defaults() {
+        let t: [Tunable; 2] = with_defaults(LIST, &[("b", 7)]);
+        assert_eq!((t[0].name, t[0].default), ("a", 1));
+        assert_eq!((t[1].name, t[1].default, t[1].max), ("b", 7, 9));
+    }
+
+    #[test]
+    fn without_drops_the_named_tunables() {
+        let t: [Tunable; 1] = without(LIST, &["a"]);
+        assert_eq!(t[0].name, "b");
+    }
+}
