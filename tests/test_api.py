@@ -53,7 +53,7 @@ def test_every_metric_is_described():
 def test_schedulers_listing():
     s = schedlab.schedulers()
     names = [x["name"] for x in s["schedulers"]]
-    assert names == ["eevdf", "cfs", "scx_simple"]
+    assert names == ["eevdf", "cfs", "scx_simple", "bore", "bore-1.7"]
     eevdf = s["schedulers"][0]
     assert any(t["name"] == "base_slice_ns" and t["default"] == 700000 for t in eevdf["tunables"])
 
