@@ -351,3 +351,25 @@ fn bore_runs_the_examples() {
         }
     }
 }
+
+/// The CFS generation says when task groups make it depart from the patch
+/// (group entities are not burst-scored).
+#[test]
+fn bore_1_7_warns_about_task_groups() {
+    let wl = r#"{"global": {"duration": 1, "taskgroups": {"/a": {"shares": 2048}}}, "tasks": {
+        "x": {"taskgroup": "/a", "run": 3000, "sleep": 1000}, "y": {"run": 100000}}}"#;
+    let warned = |s: &str| {
+        run(wl, cfg(s, 1))
+            .metrics
+            .warnings
+            .iter()
+            .any(|w| w.contains("task-group entities"))
+    };
+    assert!(warned("bore-1.7"));
+    assert!(!warned("bore"));
+    assert!(!run(&hogs(2, 1), cfg("bore-1.7", 1))
+        .metrics
+        .warnings
+        .iter()
+        .any(|w| w.contains("task-group")));
+}

@@ -136,7 +136,14 @@ fn build(ctx: &StackCtx) -> Result<crate::class::stack::Stack, String> {
         tunables: &tunables,
         ..*ctx
     };
-    mainline_stack(&ctx, Version::Cfs, Box::new(BoreCfs::new(&tunables)))
+    let mut stack = mainline_stack(&ctx, Version::Cfs, Box::new(BoreCfs::new(&tunables)))?;
+    if ctx.m.groups.len() > 1 {
+        stack.warnings.push(
+            "bore-1.7 scores tasks only: task-group entities (cgroups, autogroups) advance at the plain CFS rate, while the patch also scales theirs"
+                .into(),
+        );
+    }
+    Ok(stack)
 }
 
 /// The run's tunables with `sysctl_tweak=0` applied: each tweaked knob
