@@ -55,7 +55,7 @@ def test_schedulers_listing():
     names = [x["name"] for x in s["schedulers"]]
     # Default first; every scheduler of seed 002 is registered (issue 14).
     assert names[:2] == ["eevdf", "cfs"] and len(set(names)) == len(names)
-    assert {"scx_simple", "bfs", "muqss", "baby"} <= set(names)
+    assert {"scx_simple", "bfs", "muqss", "baby", "bmq", "pds", "bore", "bore-1.7", "cacule", "tt"} <= set(names)
     eevdf = s["schedulers"][0]
     assert any(t["name"] == "base_slice_ns" and t["default"] == 700000 for t in eevdf["tunables"])
 

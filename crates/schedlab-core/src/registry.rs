@@ -33,6 +33,8 @@ pub static SCHEDULERS: &[SchedulerDef] = &[
     policy::pds::DEF_6_12,
     policy::cacule::DEF,
     policy::tt::DEF,
+    policy::bore_eevdf::DEF,
+    policy::bore_cfs::DEF,
 ];
 
 /// Every fair-class policy (`+NAME`).

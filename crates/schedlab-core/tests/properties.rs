@@ -289,6 +289,25 @@ proptest! {
     }
 
 
+    /// BORE in both generations (`bore` on EEVDF, `bore-1.7` on CFS, picked
+    /// by the workload's CFS flag), with noise threads (its kernel threads)
+    /// and hotplug: every invariant holds and runs are deterministic.
+    #[test]
+    fn invariants_hold_under_bore((text, cpus, kind) in workload(), opt in 0usize..4) {
+        let wl = Workload::from_rtapp("prop", &text).expect("generated workload parses");
+        let mut c = config(if kind == "cfs" { "bore-1.7" } else { "bore" }, cpus);
+        if opt % 2 == 1 {
+            c.set = vec![("noise_interval_us".into(), 7_000)];
+        }
+        if cpus >= 2 && opt >= 2 {
+            c.hotplug = hotplug::parse("0.3=-1,0.6=+1").expect("plan");
+        }
+        let trace = run_checked(&wl, c.clone(), cpus)?;
+        let again = schedlab_core::simulate("prop", &text, c).expect("runs");
+        prop_assert_eq!(ftrace::render(&trace), ftrace::render(&again.trace.expect("trace")));
+    }
+
+
     #[test]
     fn same_seed_same_trace((text, cpus, kind) in workload()) {
         let a = schedlab_core::simulate("p", &text, config(kind, cpus)).expect("runs");

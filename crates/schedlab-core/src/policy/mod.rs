@@ -7,6 +7,12 @@
 //! `cfs+pfs`, `eevdf+tsf`); the fair class itself (CFS 6.1 or EEVDF 6.12)
 //! is unchanged.
 //!
+//! Whole schedulers that patch the fair class in more places than a `+`
+//! policy can (their own tunable defaults, a derived base slice) are
+//! registry schedulers built from mainline's stack with their hooks:
+//! `bore` (BORE 5.9.6 on EEVDF, `bore_eevdf`) and `bore-1.7` (BORE 1.7.3 on
+//! CFS, `bore_cfs`).
+//!
 //! Deadline orders replace how the deadline class orders SCHED_DEADLINE
 //! jobs through its `DlOrder` hook (class/dl/order.rs); CBS, push/pull and
 //! admission stay the kernel's. They are selected with `--dl-policy`.
@@ -18,6 +24,8 @@
 pub mod baby;
 pub mod bfs;
 pub mod bmq;
+pub mod bore_cfs;
+pub mod bore_eevdf;
 pub mod cacule;
 pub mod ck;
 pub mod dwcfs;

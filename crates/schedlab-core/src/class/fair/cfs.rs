@@ -190,13 +190,18 @@ impl Fair {
     }
 
     /// `wakeup_preempt_entity` (§7): 1 if `se` should preempt `curr`.
-    pub(super) fn wakeup_preempt_entity(&self, curr: SeId, se: SeId) -> i32 {
+    /// With `policy_gran`, a task `se`'s granularity passes through
+    /// `FairHooks::wakeup_gran` (BORE 1.7.3's `wakeup_preempt_entity_bscale`).
+    pub(super) fn wakeup_preempt_entity(&self, curr: SeId, se: SeId, policy_gran: bool) -> i32 {
         let vdiff = self.se[curr].vruntime - self.se[se].vruntime;
         if vdiff <= 0 {
             return -1;
         }
-        let gran = calc_delta_fair(self.p.wakeup_gran, self.se[se].lw) as i64;
-        i32::from(vdiff > gran)
+        let mut gran = calc_delta_fair(self.p.wakeup_gran, self.se[se].lw);
+        if let (true, Some(t)) = (policy_gran, self.se[se].task) {
+            gran = self.hooks.wakeup_gran(t, gran);
+        }
+        i32::from(vdiff > gran as i64)
     }
 
     /// `pick_next_entity` (§7).
@@ -222,14 +227,20 @@ impl Fair {
                 }
             };
             if let Some(s2) = second {
-                if self.wakeup_preempt_entity(s2, left) < 1 {
+                if self.wakeup_preempt_entity(s2, left, false) < 1 {
                     se = s2;
                 }
             }
         }
-        if let Some(n) = q.next.filter(|n| self.wakeup_preempt_entity(*n, left) < 1) {
+        if let Some(n) = q
+            .next
+            .filter(|n| self.wakeup_preempt_entity(*n, left, true) < 1)
+        {
             se = n;
-        } else if let Some(l) = q.last.filter(|l| self.wakeup_preempt_entity(*l, left) < 1) {
+        } else if let Some(l) = q
+            .last
+            .filter(|l| self.wakeup_preempt_entity(*l, left, false) < 1)
+        {
             se = l;
         }
         Some(se)
@@ -279,7 +290,7 @@ impl Fair {
                 let wins = match order {
                     // CacULE: the wakee preempts iff it runs first (order.rs).
                     Some(o) if o.wakeup_by_order => self.order_before(m, pse, se),
-                    _ => self.wakeup_preempt_entity(se, pse) == 1,
+                    _ => self.wakeup_preempt_entity(se, pse, true) == 1,
                 };
                 if wins {
                     if !next_marked {

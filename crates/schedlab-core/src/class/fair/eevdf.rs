@@ -167,6 +167,7 @@ impl Fair {
             (2 * e.slice).max(m.tick_ns())
         };
         let limit = calc_delta_fair(span, e.lw) as i64;
+        let limit = self.hooks.lag_limit(limit);
         self.se[se].vlag = (v - e.vruntime).clamp(-limit, limit);
     }
 
@@ -195,7 +196,9 @@ impl Fair {
             self.se[se].rel_deadline = false;
             return;
         }
-        if self.p.place_deadline_initial && flags.has(EnqueueFlags::INITIAL) {
+        if let Some(v) = self.hooks.deadline_vslice(flags, vslice) {
+            vslice = v;
+        } else if self.p.place_deadline_initial && flags.has(EnqueueFlags::INITIAL) {
             vslice /= 2;
         }
         self.se[se].deadline = self.se[se].vruntime + vslice;
@@ -329,7 +332,8 @@ impl Fair {
             } else {
                 self.p.run_to_parity
             };
-            if guarded && self.protect_slice(c) {
+            if guarded && self.protect_slice(c) && self.hooks.run_to_parity(self.cfs[rq].nr_running)
+            {
                 return Some(c);
             }
         }

@@ -17,6 +17,7 @@
 //! carries it out after the hook returns.
 
 use super::entity::SeId;
+use super::weights::LoadWeight;
 use crate::class::EnqueueFlags;
 use crate::clock::Ns;
 use crate::cpuset::CpuId;
@@ -47,8 +48,10 @@ pub trait FairHooks: std::fmt::Debug {
     }
 
     /// `update_curr`: the current task `t` ran `delta_exec` more ns
-    /// (wall time on the CPU, before weighting). Observational: a policy
-    /// tracking bursts (BORE) keeps its own per-task state here. Default:
+    /// (wall time on the CPU, before weighting). Called before the delta
+    /// is charged to `t`'s vruntime, so a policy tracking bursts (BORE)
+    /// updates its state here and the charge already uses it
+    /// ([`Self::vruntime_delta`], [`Self::requested_weight`]). Default:
     /// nothing.
     fn update_curr(&mut self, _m: &Machine, _t: TaskId, _delta_exec: Ns) {}
 
@@ -192,6 +195,99 @@ pub trait FairHooks: std::fmt::Debug {
     /// `task_debug` (name → value). Default: none.
     fn task_debug(&self, _t: TaskId) -> Vec<(&'static str, i64)> {
         vec![]
+    }
+
+    // ---- Burst-scoring policies (BORE 1.7.3 on CFS, 5.9.6 on EEVDF) ----
+    //
+    // Where the BORE patches change fair.c beyond keeping per-task state:
+    // a policy-chosen weight, CFS's vruntime rate and wakeup granularity,
+    // yield, and three EEVDF rules (lag clamp, RUN_TO_PARITY, the virtual
+    // deadline of a placed entity).
+
+    /// The weight `t` should have from now on, or None to keep it. Asked
+    /// after [`Self::update_curr`] (before the delta is charged: BORE
+    /// 5.9.6 reweights inside `update_curr` and charges at the new
+    /// weight), after [`Self::task_sleep`], [`Self::burst_yield`] and
+    /// [`Self::task_fork`]. The fair class reweights `t` like
+    /// `reweight_entity` when the value differs from its weight (EEVDF
+    /// keeps V and rescales lag and deadline). Default: None.
+    fn requested_weight(&mut self, _m: &Machine, _t: TaskId) -> Option<u64> {
+        None
+    }
+
+    /// CFS `update_curr`: `t`'s vruntime is about to grow by `vdelta`
+    /// (`calc_delta_fair` of the delta); returns the growth to apply
+    /// (BORE 1.7.3 `calc_delta_fair_bscale`). Not called for group
+    /// entities, nor by EEVDF. Default: `vdelta`.
+    fn vruntime_delta(&self, _t: TaskId, vdelta: u64) -> u64 {
+        vdelta
+    }
+
+    /// CFS `wakeup_preempt_entity` at a wakeup (`check_preempt_wakeup`)
+    /// and in `pick_next_entity`'s next-buddy test: `gran` is the wakeup
+    /// granularity in the virtual time of task `t` (the wakee, or the
+    /// leftmost entity for the buddy test); returns the granularity to use
+    /// (BORE 1.7.3 scales it by `t`'s burst factor). Not called for group
+    /// entities nor for the skip and last buddy tests. Default: `gran`.
+    fn wakeup_gran(&self, _t: TaskId, gran: u64) -> u64 {
+        gran
+    }
+
+    /// The current task `t` calls `sched_yield` (`yield_task_fair`), at
+    /// the top of it: before the kernel's "only task on the CPU" return
+    /// and, unless [`Self::charge_before_restart`], before `update_curr`.
+    /// Default: nothing.
+    fn burst_yield(&mut self, _m: &Machine, _t: TaskId) {}
+
+    /// Whether the running task is charged up to now (`update_curr`)
+    /// before [`Self::task_sleep`] and [`Self::burst_yield`], as BORE 5.9.6
+    /// does before restarting a burst (its `dequeue_task_fair` charges the
+    /// root queue when the sleeper is its current entity, its
+    /// `yield_task_fair` the task's queue). Default: false (the kernel's
+    /// order: the charge comes later, in `dequeue_entity` or the yield).
+    fn charge_before_restart(&self) -> bool {
+        false
+    }
+
+    /// EEVDF yield after [`Self::burst_yield`] changed `t`'s weight from
+    /// `old` to `new`: `vremain` is the remaining virtual request
+    /// (deadline − vruntime) measured before the reweight. Returns the
+    /// remaining request to set after it (deadline = vruntime + value), or
+    /// None to keep `reweight_eevdf`'s rescaling (BORE 5.9.6
+    /// `restart_burst_rescale_deadline`). Default: None.
+    fn yield_request(
+        &self,
+        _t: TaskId,
+        _vremain: i64,
+        _old: LoadWeight,
+        _new: LoadWeight,
+    ) -> Option<i64> {
+        None
+    }
+
+    /// EEVDF `entity_lag`: the clamp `limit` (virtual ns) of an entity's
+    /// saved lag; returns the clamp to use (BORE 5.9.6 halves it). Called
+    /// for task and group entities. Default: `limit`.
+    fn lag_limit(&self, limit: i64) -> i64 {
+        limit
+    }
+
+    /// EEVDF `pick_eevdf`: whether RUN_TO_PARITY may keep the protected
+    /// current entity of a queue holding `nr_running` entities (BORE 5.9.6
+    /// ignores it above `sched_burst_parity_threshold`). Default: true.
+    fn run_to_parity(&self, _nr_running: u32) -> bool {
+        true
+    }
+
+    /// EEVDF `place_entity`, for an entity enqueued with `flags` (task or
+    /// group entity, not one whose relative deadline is restored): the
+    /// virtual request `vslice` its deadline is placed at; returns the
+    /// request to use instead of the kernel's PLACE_DEADLINE_INITIAL rule
+    /// (half for new tasks), or None for the kernel's rule (BORE 5.9.6
+    /// halves it for every enqueue in `sched_deadline_boost_mask`).
+    /// Default: None.
+    fn deadline_vslice(&self, _flags: EnqueueFlags, _vslice: i64) -> Option<i64> {
+        None
     }
 }
 

@@ -9,7 +9,9 @@
 //! common-ancestor optimisation of `pick_next_task_fair`.
 //! Version-specific rules live in [`cfs`] and [`eevdf`]; SMP placement in
 //! [`select`], load balancing in [`balance`], group shares in [`group`],
-//! buddies in `buddies`, policy-ordered queues (CacULE, TT) in [`order`].
+//! buddies in `buddies`, policy-ordered queues (CacULE, TT) in [`order`];
+//! what a [`hooks::FairHooks`] policy asks of the class (a new weight, a
+//! burst restart at sleep or yield: BORE) in `requests.rs`.
 
 pub mod balance;
 mod buddies;
@@ -20,6 +22,7 @@ pub mod group;
 pub mod hooks;
 mod invariants;
 pub mod order;
+mod requests;
 pub mod select;
 pub mod tunables;
 pub mod weights;
@@ -301,18 +304,24 @@ impl Fair {
         let delta = now - e.exec_start;
         e.exec_start = now;
         e.sum_exec += delta;
-        let delta_fair = weights::calc_delta_fair(delta, e.lw);
-        e.vruntime += delta_fair as i64;
         let task = e.task;
         if let Some(t) = task {
             self.hooks.update_curr(m, t, delta);
+            self.apply_requested_weight(m, t);
         }
+        // BORE reweights in update_curr before the charge (hooks above);
+        // 1.7.3 scales the vruntime rate (`vruntime_delta`).
+        let mut vdelta = weights::calc_delta_fair(delta, self.se[c].lw);
+        if let (Some(t), Version::Cfs) = (task, self.p.version) {
+            vdelta = self.hooks.vruntime_delta(t, vdelta);
+        }
+        self.se[c].vruntime += vdelta as i64;
         let curr = EntityRef {
             se: c,
             task,
             is_curr: true,
         };
-        self.hooks.entity_update_curr(m, curr, delta, delta_fair);
+        self.hooks.entity_update_curr(m, curr, delta, vdelta);
         match self.p.version {
             Version::Cfs => self.update_min_vruntime(rq),
             Version::Eevdf => self.eevdf_update_curr_tail(m, rq, c),
@@ -511,6 +520,7 @@ impl SchedClass for Fair {
             self.cfs_task_fork(m, t, parent);
         }
         self.hooks.task_fork(m, t, parent);
+        self.apply_requested_weight(m, t);
     }
 
     fn enqueue_task(&mut self, m: &mut Machine, cpu: CpuId, t: TaskId, flags: EnqueueFlags) {
@@ -562,7 +572,7 @@ impl SchedClass for Fair {
     ) -> bool {
         let se0 = self.task_se[t];
         if flags.has(DequeueFlags::SLEEP) {
-            self.hooks.task_sleep(m, t);
+            self.task_sleep_hooks(m, cpu, t);
         }
         let was_delayed = self.se[se0].delayed;
         let done = self.dequeue_entities(m, se0, flags);
@@ -575,6 +585,7 @@ impl SchedClass for Fair {
 
     fn yield_task(&mut self, m: &mut Machine, cpu: CpuId) {
         let Some(t) = m.rqs[cpu].curr else { return };
+        self.task_yield_hooks(m, t);
         if m.rqs[cpu].nr_running <= 1 {
             return;
         }

@@ -113,14 +113,14 @@ impl Fair {
                 }
             };
             if let Some(s2) = second {
-                if self.wakeup_preempt_entity(s2, left) < 1 {
+                if self.wakeup_preempt_entity(s2, left, false) < 1 {
                     se = s2;
                 }
             }
         }
-        if let Some(n) = next.filter(|n| self.wakeup_preempt_entity(*n, left) < 1) {
+        if let Some(n) = next.filter(|n| self.wakeup_preempt_entity(*n, left, true) < 1) {
             se = n;
-        } else if let Some(l) = last.filter(|l| self.wakeup_preempt_entity(*l, left) < 1) {
+        } else if let Some(l) = last.filter(|l| self.wakeup_preempt_entity(*l, left, false) < 1) {
             se = l;
         }
         Some(se)
