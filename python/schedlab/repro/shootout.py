@@ -17,7 +17,7 @@ import json
 import math
 import statistics
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional
 
 from ..api import schedulers, simulate
 from ..shootout import interval, rank
