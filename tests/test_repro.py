@@ -92,3 +92,24 @@ def test_repro_cfs_lab_simulator_half(tmp_path):
         # 5000 sleeps, each 50 µs of timer slack and 8 µs of wakeup cost late:
         # 0.29 s over the ideal (docs/model.md, "Wakeup costs").
         assert row["io_cpu_ms"] < 20 and 0.25 < row["io_wall_s"] - row["io_ideal_s"] < 0.35
+
+
+def test_repro_shootout(tmp_path):
+    out = tmp_path / "shootout"
+    r = run("repro", "shootout", "--out", str(out), "--quiet")
+    assert r.returncode == 0, r.stderr
+    for f in ("report.md", "report.json", "throughput.png", "latency_fifo_24.png", "latency_other_256.png"):
+        assert (out / f).stat().st_size > 0, f
+    rep = json.loads((out / "report.json").read_text())
+    assert not rep["missing"], rep["missing"]  # every scheduler the seed ran is registered
+    # FIFO probes (shootout.md §4.5.1): every scheduler's decision is the class order alone, so the
+    # latency distributions are identical.
+    for key in ("fifo/24", "fifo/256"):
+        p99 = {s: r["p99"] for s, r in rep["jitter"][key].items()}
+        assert len(set(p99.values())) == 1, p99
+    # SCHED_OTHER probes (§4.5.2): BMQ's boosted probes never wait behind hogs; EEVDF's wait for
+    # the tick under 256 hogs (its p99 is tick-bound, ms), CFS's sleeper credit mostly not.
+    other = rep["jitter"]["other/256"]
+    assert other["bmq"]["p99"] < 100 and other["eevdf"]["p99"] > 1000
+    md = (out / "report.md").read_text()
+    assert "Spearman" in md and "| cfs | 959.00 | 2919.00 |" in md

@@ -32,8 +32,8 @@ def _desktop(spec: dict) -> dict:
 
 def _gb(spec: dict, multi: bool) -> dict:
     g = spec["geekbench"]
-    bench = ({"bench": {"instance": g["multi_threads"], "loop": -1, "run": g["multi_phase_us"], "barrier": "job"}}
-             if multi else {"bench": {"run": 10_000_000}})
+    phases = {"instance": g["multi_threads"], "loop": -1, "run": g["multi_phase_us"], "barrier": "job"}
+    bench = {"bench": phases if multi else {"run": 10_000_000}}
     return {"global": {"duration": g["seconds"]}, "tasks": {**bench, **_desktop(spec)}}
 
 
@@ -163,7 +163,8 @@ def run(spec: dict, out: Path, log: Callable[[str], None]) -> dict:
                     if x < 1000:
                         hist[int(x)] += 1
                 rows[s] = {**_stats(lat), "p99_interval": interval(p99s), "hist": hist, "samples": len(lat)}
-            pr = {s: {"mean": r["p99_interval"]["mean"], "ci95": r["p99_interval"]["ci95"]} for s, r in rows.items()}
+            pr = {s: {"mean": r["p99_interval"]["mean"], "ci95": r["p99_interval"]["ci95"]}
+                  for s, r in rows.items()}
             for s, rk in rank(pr, "lower").items():
                 rows[s]["rank"] = rk
             res["jitter"][key] = rows
@@ -205,7 +206,8 @@ def _report(spec: dict, res: dict) -> str:
     if res["missing"]:
         lines += [f"Not registered, so not run: {', '.join(res['missing'])}.", ""]
     lines += ["## Throughput (Geekbench-like)", "", spec["geekbench"]["note"] + ".", "",
-              "| scheduler | seed single | seed multi | ours single (CPUs of work) | rank | ours multi | rank |",
+              "| scheduler | seed single | seed multi | ours single (CPUs of work) | rank | ours multi "
+              "| rank |",
               "|---|---|---|---|---|---|---|"]
     for s in res["schedulers"]:
         g = pub["gb5"].get(inv.get(s, ""), [None, None])
@@ -221,14 +223,16 @@ def _report(spec: dict, res: dict) -> str:
               "## Responsiveness (jitterdebugger-like)", "", spec["jitter"]["note"] + ".", ""]
     for key, rows in res["jitter"].items():
         lines += [f"### probes {key.split('/')[0].upper()}, {key.split('/')[1]} hogs", "",
-                  "| scheduler | min µs | avg | p50 | p99 | max | rank by p99 |", "|---|---|---|---|---|---|---|"]
+                  "| scheduler | min µs | avg | p50 | p99 | max | rank by p99 |",
+                  "|---|---|---|---|---|---|---|"]
         for s in sorted(rows, key=lambda n: (rows[n]["rank"], n)):
             r = rows[s]
             lines.append(f"| {s} | {_fmt(r['min'])} | {_fmt(r['avg'])} | {_fmt(r['p50'])} | {_fmt(r['p99'])} | "
                          f"{_fmt(r['max'])} | {r['rank']} |")
         corr = c[f"responsiveness {key}"]
         lines += ["", f"Against the seed's order ({' > '.join(pub['responsiveness'])}): Spearman "
-                  f"{_fmt(corr['spearman'], 2)}, Kendall {_fmt(corr['kendall'], 2)}." + _same_sentence(rows), ""]
+                  f"{_fmt(corr['spearman'], 2)}, Kendall {_fmt(corr['kendall'], 2)}."
+                  + _same_sentence(rows), ""]
     lines += ["Figures: throughput.png (means with 95 % intervals), latency_*.png (histograms, log counts, "
               "as jitterplot draws them)."]
     return "\n".join(lines) + "\n"
