@@ -86,12 +86,18 @@ def acquire(wait: bool = True, timeout: Optional[float] = None, path: str = LOCK
             raise HostBusy(f"another host run holds {path} ({holder(path)}){waited}; one host run at a "
                            "time per machine") from None
         if not said and not quiet:
-            print(f"schedlab: waiting for the host lock {path}, held by {holder(path)}", file=sys.stderr,
-                  flush=True)
-            said = True
-        time.sleep(0.1)
+            who = holder(path)
+            # The holder writes its record just after taking the lock: give it a moment before
+            # saying the holder is unknown.
+            if who != "an unknown process" or time.monotonic() - t0 >= 1.0:
+                print(f"schedlab: waiting for the host lock {path}, held by {who}", file=sys.stderr,
+                      flush=True)
+                said = True
+        time.sleep(0.02 if not said else 0.1)
     start = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     cmd = " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(sys.argv))[:200]
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f"{os.getpid()} {start} {cmd}\n".encode(), 0)
+    # Write, then cut the old tail: the file never reads empty while we hold it.
+    rec = f"{os.getpid()} {start} {cmd}\n".encode()
+    os.pwrite(fd, rec, 0)
+    os.ftruncate(fd, len(rec))
     return fd
