@@ -480,6 +480,14 @@ impl FairHooks for CacUle {
         diff < 0
     }
 
+    /// (idle, score): `before`'s order while scores stay below 2^31 (their
+    /// `s32` difference cannot wrap); above that, no key.
+    fn order_key(&mut self, m: &Machine, e: EntityRef) -> Option<u64> {
+        let idle = e.task.is_some_and(|t| m.tasks[t].policy == Policy::Idle);
+        let score = self.score(e, m.now);
+        (score < 1 << 31).then_some((u64::from(idle) << 32) | u64::from(score))
+    }
+
     fn entity_update_curr(&mut self, m: &Machine, e: EntityRef, _delta_exec: Ns, delta_fair: u64) {
         let n = self.node_mut(e);
         n.last_run = m.now;

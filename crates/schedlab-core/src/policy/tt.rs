@@ -454,6 +454,14 @@ impl FairHooks for Tt {
         les(ha, hb)
     }
 
+    /// HRRN_PERCENT, `before`'s order for task entities while below 2^63
+    /// (the `s64` difference cannot wrap); groups and larger values have
+    /// no key.
+    fn order_key(&mut self, m: &Machine, e: EntityRef) -> Option<u64> {
+        let h = self.node(e.task?).hrrn_percent(m.now);
+        (h < 1 << 63).then_some(h)
+    }
+
     /// `update_curr`: burst, vruntime with the type's offset, type,
     /// lifetime (task entities only: the queue is flat).
     fn entity_update_curr(&mut self, m: &Machine, e: EntityRef, delta_exec: Ns, _delta_fair: u64) {

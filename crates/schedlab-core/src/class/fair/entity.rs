@@ -113,6 +113,10 @@ pub struct CfsRq {
     pub group: usize,
     /// Queued entities except current, by (key, seq).
     pub tree: Timeline,
+    /// The same entities by `Entity::list_seq`, oldest first: the list of
+    /// the CacULE/TT patches read from the back (order.rs). Kept only
+    /// under a queue-ordering policy (`Fair::ordered`), else empty.
+    pub list: Vec<SeId>,
     /// Entity running at this level.
     pub curr: Option<SeId>,
     /// Sum of weights of queued entities including current (`load.weight`).
@@ -148,6 +152,7 @@ impl CfsRq {
             cpu,
             group,
             tree: Timeline::default(),
+            list: vec![],
             curr: None,
             load: 0,
             nr_running: 0,

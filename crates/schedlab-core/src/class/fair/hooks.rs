@@ -121,6 +121,16 @@ pub trait FairHooks: std::fmt::Debug {
         false
     }
 
+    /// A key ordering `e` among the entities of one queue at `m.now`, if
+    /// the policy can give one: for any two entities with keys, `a` runs
+    /// [`Self::before`] `b` iff key(a) < key(b). A pure speed-up of the
+    /// pick's scan (one key per entity instead of two per comparison): the
+    /// scan falls back to [`Self::before`] whenever a key is None, so the
+    /// decisions are the same. Default: None.
+    fn order_key(&mut self, _m: &Machine, _e: EntityRef) -> Option<u64> {
+        None
+    }
+
     /// `update_curr` at every level of the hierarchy: the queue's running
     /// entity `e` ran `delta_exec` ns, `delta_fair` in virtual time
     /// (`calc_delta_fair`). Unlike [`Self::update_curr`] also called for

@@ -96,6 +96,9 @@ pub struct Fair {
     /// Wakee-flip statistics per task (`wake_wide`).
     pub wakee: Vec<select::WakeeFlips>,
     seq: u64,
+    /// A queue-ordering policy is in use: queues keep their list order
+    /// (`CfsRq::list`, order.rs).
+    ordered: bool,
     /// The research policy patching this class (hooks.rs); `NoHooks` for
     /// the kernel's.
     pub hooks: Box<dyn FairHooks>,
@@ -117,6 +120,7 @@ impl Fair {
             lb: balance::Balancer::new(&m.topo, m.hz),
             wakee: vec![],
             seq: 0,
+            ordered: hooks.queue_order().is_some(),
             hooks,
         };
         for (g, grp) in m.groups.iter().enumerate() {
@@ -206,6 +210,10 @@ impl Fair {
         self.se[se].key = key;
         self.se[se].list_seq = key.1;
         self.cfs[rq].tree.insert(key.0, key.1, se);
+        if self.ordered {
+            // The newest entry: the head of the patches' list.
+            self.cfs[rq].list.push(se);
+        }
         if self.p.version == Version::Eevdf {
             let e = &self.se[se];
             let (v, w) = (e.vruntime as i128, e.w());
@@ -214,10 +222,33 @@ impl Fair {
         }
     }
 
+    /// Put `se` back at its `list_seq` in `rq`'s list.
+    fn list_insert(&mut self, rq: RqId, se: SeId) {
+        let seq = self.se[se].list_seq;
+        let list = &self.cfs[rq].list;
+        let at = list.partition_point(|s| self.se[*s].list_seq < seq);
+        self.cfs[rq].list.insert(at, se);
+    }
+
+    /// Take `se` out of `rq`'s list.
+    fn list_remove(&mut self, rq: RqId, se: SeId) {
+        let seq = self.se[se].list_seq;
+        let list = &self.cfs[rq].list;
+        let at = list.partition_point(|s| self.se[*s].list_seq < seq);
+        if list.get(at) == Some(&se) {
+            self.cfs[rq].list.remove(at);
+        } else if let Some(i) = list.iter().position(|s| *s == se) {
+            self.cfs[rq].list.remove(i);
+        }
+    }
+
     /// `__dequeue_entity`.
     fn tree_remove(&mut self, rq: RqId, se: SeId) {
         let key = self.se[se].key;
         self.cfs[rq].tree.remove(key.0, key.1);
+        if self.ordered {
+            self.list_remove(rq, se);
+        }
         if self.p.version == Version::Eevdf {
             let e = &self.se[se];
             let (v, w) = (e.vruntime as i128, e.w());
@@ -284,6 +315,10 @@ impl Fair {
                 self.tree_insert(rq, se);
                 // reweight_entity (6.1) does not move the entity in the list.
                 self.se[se].list_seq = list_seq;
+                if self.ordered {
+                    self.cfs[rq].list.pop();
+                    self.list_insert(rq, se);
+                }
             }
         }
     }

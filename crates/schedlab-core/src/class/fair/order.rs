@@ -10,7 +10,10 @@
 //! to the most recently queued entity. Here the queue stays the fair
 //! class's timeline (CFS vruntime order, still maintained) and the list
 //! order is the entities' insertion stamps (`Entity::list_seq`), newest
-//! first. The scan is O(n) per pick, as in the patches.
+//! first, kept as a second index of the queue (`CfsRq::list`). The scan
+//! is O(n) per pick, as in the patches; where the policy gives every
+//! entity a key (`FairHooks::order_key`) it computes one key per entity
+//! rather than two per comparison, with the same outcome.
 //!
 //! * Pick (`pick_next_entity`): CFS's rules with the policy's first entity
 //!   in place of the leftmost and "curr runs before it" in place of the
@@ -65,21 +68,37 @@ impl Fair {
     /// order, leaving out `except`: the list scan of `__pick_first_entity`
     /// (`except` None) or TT's `__pick_next_entity(cfs_rq, except)`.
     fn order_first(&mut self, m: &Machine, rq: RqId, except: Option<SeId>) -> Option<SeId> {
-        let mut list: Vec<SeId> = self.cfs[rq]
-            .tree
-            .iter()
-            .filter(|s| Some(*s) != except)
-            .collect();
-        // Head of the list first: the most recently queued entity.
-        list.sort_unstable_by_key(|s| std::cmp::Reverse(self.se[*s].list_seq));
-        let mut best: Option<SeId> = None;
-        for s in list {
-            best = match best {
-                Some(b) if !self.order_before(m, s, b) => Some(b),
-                _ => Some(s),
-            };
+        let list = std::mem::take(&mut self.cfs[rq].list);
+        let first = self.scan_keys(m, &list, except).unwrap_or_else(|| {
+            // Some entity has no key: compare pairwise, as the patches do.
+            let mut best: Option<SeId> = None;
+            for &s in list.iter().rev().filter(|s| Some(**s) != except) {
+                best = match best {
+                    Some(b) if !self.order_before(m, s, b) => Some(b),
+                    _ => Some(s),
+                };
+            }
+            best
+        });
+        self.cfs[rq].list = list;
+        first
+    }
+
+    /// The list scan by `FairHooks::order_key` (head first, the next entry
+    /// replacing the candidate only with a strictly lower key), or None if
+    /// some entity has no key.
+    fn scan_keys(&mut self, m: &Machine, list: &[SeId], except: Option<SeId>) -> Option<Option<SeId>> {
+        let mut best: Option<(u64, SeId)> = None;
+        for &s in list.iter().rev() {
+            if Some(s) == except {
+                continue;
+            }
+            let k = self.hooks.order_key(m, self.entity_ref(s))?;
+            if best.is_none_or(|(bk, _)| k < bk) {
+                best = Some((k, s));
+            }
         }
-        best
+        Some(best.map(|(_, s)| s))
     }
 
     /// `pick_next_entity` under the policy's order.
