@@ -287,12 +287,205 @@ pub struct Node {
     pub last_run: u64,
     /// The entity's `exec_start` (0 after fork and after a migration).
     pub exec_start: u64,
+    /// The last IS computed (a cache, not part of the node's state).
+    is_memo: IsMemo,
+}
+
+/// An IS value with the lives over which it holds for one vruntime:
+/// `interactivity_score(l, v, m) == val` for every `l` in `lo..=hi`.
+#[derive(Debug, Clone, Copy)]
+struct IsMemo {
+    v: u64,
+    lo: u64,
+    hi: u64,
+    val: u32,
+}
+
+impl Default for IsMemo {
+    fn default() -> Self {
+        // An empty range: matches nothing.
+        IsMemo {
+            v: 0,
+            lo: u64::MAX,
+            hi: 0,
+            val: 0,
+        }
+    }
+}
+
+impl IsMemo {
+    /// The IS of a node with `life` and `vruntime`, from the memo when it
+    /// covers them, else computed and memoised with the range of lives
+    /// over which it stays the same.
+    ///
+    /// Exact because IS is monotone (non-increasing) in life for a fixed
+    /// vruntime (s = (l − v)|1 grows with l; m/(s/v) and 2m − m/(v/s) both
+    /// fall as s grows and meet at m) as long as 2·m fits the `unsigned
+    /// int` result (m < 2^31, else nothing is memoised): a value found at
+    /// both ends of a range holds across it, so the candidate end given
+    /// by the formulas below is kept only if the IS there is the same.
+    fn get(&mut self, life: u64, vruntime: u64, m: u32) -> u32 {
+        if self.v == vruntime && self.lo <= life && life <= self.hi {
+            return self.val;
+        }
+        let val = interactivity_score(life, vruntime, m);
+        let mut hi = life;
+        if m < 1 << 31 {
+            let end = is_flat_until(life, vruntime, m);
+            if end > life && interactivity_score(end, vruntime, m) == val {
+                hi = end;
+            }
+        }
+        *self = IsMemo {
+            v: vruntime,
+            lo: life,
+            hi,
+            val,
+        };
+        val
+    }
+}
+
+/// A life up to which `interactivity_score(·, vruntime, m)` should keep
+/// its value at `life` (checked by the caller: only a speed-up).
+fn is_flat_until(life: u64, vruntime: u64, m: u32) -> u64 {
+    let v = vruntime | 1;
+    if life <= v {
+        // s = 1 until life passes v.
+        return v;
+    }
+    let s = (life - v) | 1;
+    let m = u64::from(m);
+    let s_max = if s >= v {
+        // m/q holds for q up to m/(m/q) (forever once m/q = 0).
+        let q = s / v;
+        let q_hi = match m / q {
+            0 => u64::MAX,
+            x => m / x,
+        };
+        q_hi.saturating_add(1).saturating_mul(v).saturating_sub(1)
+    } else {
+        // 2m − m/r holds while v/s = r, i.e. s ≤ v/r.
+        v / (v / s)
+    };
+    // s ≤ life − v + 1.
+    s_max.saturating_add(v).saturating_sub(1)
+}
+
+/// Exact division by a divisor fixed for the run (`n / d` for every n):
+/// one multiplication for n < 2^62 with m = ⌈2^k/d⌉, k = 63 + ⌊log2 d⌋
+/// (so m ≤ 2^63): n·m/2^k = n/d + n·e/(d·2^k) with e = m·d − 2^k < d,
+/// and n·e < 2^k whenever n < 2^k/d, which holds for n < 2^62.
+#[derive(Debug, Clone, Copy)]
+struct DivBy {
+    d: u64,
+    m: u64,
+    k: u32,
+}
+
+impl DivBy {
+    fn new(d: u64) -> Self {
+        let d = d.max(1);
+        let k = 63 + (63 - d.leading_zeros());
+        let m = (1u128 << k).div_ceil(u128::from(d)) as u64;
+        DivBy { d, m, k }
+    }
+
+    fn div(&self, n: u64) -> u64 {
+        if n < 1 << 62 {
+            ((u128::from(n) * u128::from(self.m)) >> self.k) as u64
+        } else {
+            n / self.d
+        }
+    }
+}
+
+/// `m / q` for a factor m fixed for the run, from a table for small q.
+#[derive(Debug, Clone)]
+struct FactorDiv {
+    m: u64,
+    table: Vec<u64>,
+}
+
+impl FactorDiv {
+    const TABLE: u64 = 4096;
+
+    fn new(m: u32) -> Self {
+        let m = u64::from(m);
+        let n = Self::TABLE.min(m + 1);
+        FactorDiv {
+            m,
+            table: (0..n).map(|q| m.checked_div(q).unwrap_or(0)).collect(),
+        }
+    }
+
+    /// `m / q`, q ≥ 1.
+    fn of(&self, q: u64) -> u64 {
+        match self.table.get(q as usize) {
+            Some(x) => *x,
+            None if q > self.m => 0,
+            None => self.m / q,
+        }
+    }
+}
+
+/// `cache_score` and `starve_score` with the run's factors and divisors
+/// precomputed (the same u64 arithmetic, divisions by the fixed divisors
+/// and of the fixed factors replaced by exact shortcuts).
+#[derive(Debug, Clone)]
+struct FastTerms {
+    cache: FactorDiv,
+    cache_div: DivBy,
+    starve: FactorDiv,
+    starve_div: DivBy,
+}
+
+impl FastTerms {
+    fn new(f: &Factors) -> Self {
+        FastTerms {
+            cache: FactorDiv::new(f.cache),
+            cache_div: DivBy::new(f.cache_divisor),
+            starve: FactorDiv::new(f.starve),
+            starve_div: DivBy::new(f.starve_divisor),
+        }
+    }
+
+    /// `cache_score(since_exec_start, m_C, cache_divisor)`.
+    fn cache(&self, since_exec_start: u64) -> u32 {
+        let (m, divisor) = (self.cache.m, self.cache_div.d);
+        if m == 0 {
+            return 0;
+        }
+        let p = since_exec_start | 1;
+        let score = if divisor >= p {
+            self.cache.of(divisor / p)
+        } else {
+            (m << 1) - self.cache.of(self.cache_div.div(p))
+        };
+        score as u32
+    }
+
+    /// `starve_score(since_last_run, m_S, starve_divisor)`.
+    fn starve(&self, since_last_run: u64) -> u32 {
+        let (m, divisor) = (self.starve.m, self.starve_div.d);
+        if m == 0 {
+            return 0;
+        }
+        let t = since_last_run | 1;
+        let score = if divisor >= t {
+            (m << 1) - self.starve.of(divisor / t)
+        } else {
+            self.starve.of(self.starve_div.div(t))
+        };
+        score as u32
+    }
 }
 
 /// CacULE as fair-class hooks.
 #[derive(Debug)]
 pub struct CacUle {
     f: Factors,
+    fast: FastTerms,
     max_lifetime_ms: u64,
     yield_mark: bool,
     rdb: bool,
@@ -313,14 +506,16 @@ impl CacUle {
     pub fn new(t: &TunableSet, cpus: usize) -> Self {
         let get = |k: &str, d: i64| t.get(k).unwrap_or(d).max(0) as u64;
         let d = Factors::default();
-        CacUle {
-            f: Factors {
+        let f = Factors {
                 interactivity: get("cacule_interactivity_factor", 65_536) as u32,
                 cache: get("cacule_cache_factor", 13_107) as u32,
                 cache_divisor: get("cacule_cache_divisor_ns", d.cache_divisor as i64).max(1),
                 starve: get("cacule_starve_factor", 19_660) as u32,
                 starve_divisor: get("cacule_starve_divisor_ns", d.starve_divisor as i64).max(1),
-            },
+        };
+        CacUle {
+            fast: FastTerms::new(&f),
+            f,
             max_lifetime_ms: get("cacule_max_lifetime_ms", 11_000),
             yield_mark: get("cacule_yield", 1) != 0,
             rdb: get("cacule_rdb", 1) != 0,
@@ -398,6 +593,31 @@ impl CacUle {
         is.wrapping_add(cache).wrapping_add(starve)
     }
 
+    /// [`Self::score`], computed faster: IS memoised per node, the other
+    /// terms with the run's divisions precomputed (same value).
+    fn fast_score(&mut self, e: EntityRef, now: u64) -> u32 {
+        let (mi, starve_curr) = (self.f.interactivity, self.f.starve.wrapping_mul(2));
+        let n = self.node_mut(e);
+        let is = n
+            .is_memo
+            .get(now.wrapping_sub(n.start_time), n.vruntime, mi);
+        if e.is_curr {
+            return is.wrapping_add(starve_curr);
+        }
+        let (since_exec, since_run) = (now.wrapping_sub(n.exec_start), now.wrapping_sub(n.last_run));
+        let cache = self.fast.cache(since_exec);
+        let starve = self.fast.starve(since_run);
+        is.wrapping_add(cache).wrapping_add(starve)
+    }
+
+    /// [`Self::task_is`] from the node's memo.
+    fn fast_task_is(&mut self, t: TaskId, now: u64) -> u32 {
+        let mi = self.f.interactivity;
+        let n = self.task_node(t);
+        n.is_memo
+            .get(now.wrapping_sub(n.start_time), n.vruntime, mi)
+    }
+
     /// `normalize_lifetime`.
     fn normalize(&mut self, e: EntityRef, now: u64) {
         let max_life = self.max_lifetime_ms << 20;
@@ -432,6 +652,7 @@ impl FairHooks for CacUle {
             vruntime: 0,
             last_run,
             exec_start: 0,
+            ..Node::default()
         };
     }
 
@@ -476,7 +697,7 @@ impl FairHooks for CacUle {
             (false, true) => return true,
             _ => {}
         }
-        let diff = self.score(a, m.now).wrapping_sub(self.score(b, m.now)) as i32;
+        let diff = self.fast_score(a, m.now).wrapping_sub(self.fast_score(b, m.now)) as i32;
         diff < 0
     }
 
@@ -484,7 +705,7 @@ impl FairHooks for CacUle {
     /// `s32` difference cannot wrap); above that, no key.
     fn order_key(&mut self, m: &Machine, e: EntityRef) -> Option<u64> {
         let idle = e.task.is_some_and(|t| m.tasks[t].policy == Policy::Idle);
-        let score = self.score(e, m.now);
+        let score = self.fast_score(e, m.now);
         (score < 1 << 31).then_some((u64::from(idle) << 32) | u64::from(score))
     }
 
@@ -555,6 +776,10 @@ impl FairHooks for CacUle {
 struct Snapshot {
     nr: Vec<u32>,
     tasks: Vec<Vec<TaskId>>,
+    /// Per CPU, its candidate once computed in this pass (nothing it
+    /// depends on changes within a pass but the CPU's task list, which
+    /// `CacUle::migrate` updates, forgetting the candidate).
+    cand: Vec<Option<Option<(TaskId, u32)>>>,
 }
 
 impl Snapshot {
@@ -562,6 +787,7 @@ impl Snapshot {
         Snapshot {
             nr: m.rqs.iter().map(|r| r.nr_running).collect(),
             tasks: CacUle::snapshot(tasks),
+            cand: vec![None; tasks.len()],
         }
     }
 }
@@ -569,13 +795,16 @@ impl Snapshot {
 impl CacUle {
     /// `update_IS`: the non-running task of `cpu` with the lowest IS
     /// (ties: the one queued or picked last), with its IS.
-    fn candidate(&self, m: &Machine, snap: &Snapshot, cpu: CpuId) -> Option<(TaskId, u32)> {
+    fn candidate(&mut self, m: &Machine, snap: &mut Snapshot, cpu: CpuId) -> Option<(TaskId, u32)> {
+        if let Some(c) = snap.cand[cpu] {
+            return c;
+        }
         let mut best: Option<(TaskId, u32, u64)> = None;
         for &t in &snap.tasks[cpu] {
             if m.rqs[cpu].curr == Some(t) {
                 continue;
             }
-            let is = self.task_is(t, m.now);
+            let is = self.fast_task_is(t, m.now);
             let listed = self.listed.get(t).copied().unwrap_or(0);
             let better = match best {
                 None => true,
@@ -585,7 +814,9 @@ impl CacUle {
                 best = Some((t, is, listed));
             }
         }
-        best.map(|(t, is, _)| (t, is))
+        let c = best.map(|(t, is, _)| (t, is));
+        snap.cand[cpu] = Some(c);
+        c
     }
 
     /// `can_migrate_task` (RDB): not running, allowed there, has run since
@@ -604,6 +835,8 @@ impl CacUle {
         snap.tasks[dst].push(t);
         snap.nr[src] = snap.nr[src].saturating_sub(1);
         snap.nr[dst] += 1;
+        snap.cand[src] = None;
+        snap.cand[dst] = None;
     }
 
     /// Online CPUs other than `cpu` in the RDB's scan order: those sharing

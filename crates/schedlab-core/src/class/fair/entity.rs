@@ -116,7 +116,7 @@ pub struct CfsRq {
     /// The same entities by `Entity::list_seq`, oldest first: the list of
     /// the CacULE/TT patches read from the back (order.rs). Kept only
     /// under a queue-ordering policy (`Fair::ordered`), else empty.
-    pub list: Vec<SeId>,
+    pub list: Vec<ListEntry>,
     /// Entity running at this level.
     pub curr: Option<SeId>,
     /// Sum of weights of queued entities including current (`load.weight`).
@@ -173,6 +173,18 @@ impl CfsRq {
     pub fn first(&self) -> Option<SeId> {
         self.tree.first()
     }
+}
+
+/// An entry of `CfsRq::list`: what the pick's scan reads of an entity
+/// without touching the entity itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListEntry {
+    /// `Entity::list_seq`.
+    pub seq: u64,
+    /// The entity.
+    pub se: SeId,
+    /// Its task (None: a group entity).
+    pub task: Option<crate::task::TaskId>,
 }
 
 /// The ordered queue of a fair run queue (the kernel's `tasks_timeline`

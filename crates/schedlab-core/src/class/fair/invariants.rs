@@ -27,7 +27,12 @@ impl Fair {
             if self.ordered {
                 let mut want: Vec<_> = q.tree.iter().collect();
                 want.sort_unstable_by_key(|s| self.se[*s].list_seq);
-                if want != q.list {
+                let list: Vec<_> = q.list.iter().map(|x| x.se).collect();
+                let stale = q.list.iter().any(|x| {
+                    let e = &self.se[x.se];
+                    (x.seq, x.task) != (e.list_seq, e.task) || q.curr == Some(x.se)
+                });
+                if want != list || stale {
                     return Err(format!("rq {i}: list {:?} but tree by list_seq {want:?}", q.list));
                 }
             }

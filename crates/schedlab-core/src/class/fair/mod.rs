@@ -31,7 +31,7 @@ use crate::machine::Machine;
 use crate::pelt::Pelt;
 use crate::task::TaskId;
 use crate::workload::Policy;
-use entity::{CfsRq, Entity, RqId, SeId};
+use entity::{CfsRq, Entity, ListEntry, RqId, SeId};
 use hooks::{EntityRef, FairHooks};
 use tunables::{FairParams, Version};
 use weights::LoadWeight;
@@ -212,7 +212,12 @@ impl Fair {
         self.cfs[rq].tree.insert(key.0, key.1, se);
         if self.ordered {
             // The newest entry: the head of the patches' list.
-            self.cfs[rq].list.push(se);
+            let task = self.se[se].task;
+            self.cfs[rq].list.push(ListEntry {
+                seq: key.1,
+                se,
+                task,
+            });
         }
         if self.p.version == Version::Eevdf {
             let e = &self.se[se];
@@ -224,21 +229,25 @@ impl Fair {
 
     /// Put `se` back at its `list_seq` in `rq`'s list.
     fn list_insert(&mut self, rq: RqId, se: SeId) {
-        let seq = self.se[se].list_seq;
-        let list = &self.cfs[rq].list;
-        let at = list.partition_point(|s| self.se[*s].list_seq < seq);
-        self.cfs[rq].list.insert(at, se);
+        let e = ListEntry {
+            seq: self.se[se].list_seq,
+            se,
+            task: self.se[se].task,
+        };
+        let list = &mut self.cfs[rq].list;
+        let at = list.partition_point(|x| x.seq < e.seq);
+        list.insert(at, e);
     }
 
     /// Take `se` out of `rq`'s list.
     fn list_remove(&mut self, rq: RqId, se: SeId) {
         let seq = self.se[se].list_seq;
-        let list = &self.cfs[rq].list;
-        let at = list.partition_point(|s| self.se[*s].list_seq < seq);
-        if list.get(at) == Some(&se) {
-            self.cfs[rq].list.remove(at);
-        } else if let Some(i) = list.iter().position(|s| *s == se) {
-            self.cfs[rq].list.remove(i);
+        let list = &mut self.cfs[rq].list;
+        let at = list.partition_point(|x| x.seq < seq);
+        if list.get(at).is_some_and(|x| x.se == se) {
+            list.remove(at);
+        } else if let Some(i) = list.iter().position(|x| x.se == se) {
+            list.remove(i);
         }
     }
 

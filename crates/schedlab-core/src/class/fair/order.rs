@@ -29,7 +29,7 @@
 //! * Wakeup (CacULE): after CFS's early exits the wakee preempts iff it
 //!   runs before the running entity (cfs.rs `cfs_check_preempt_wakeup`).
 
-use super::entity::{RqId, SeId};
+use super::entity::{ListEntry, RqId, SeId};
 use super::hooks::{EntityRef, QueueOrder, TickPreempt};
 use super::Fair;
 use crate::machine::Machine;
@@ -72,7 +72,7 @@ impl Fair {
         let first = self.scan_keys(m, &list, except).unwrap_or_else(|| {
             // Some entity has no key: compare pairwise, as the patches do.
             let mut best: Option<SeId> = None;
-            for &s in list.iter().rev().filter(|s| Some(**s) != except) {
+            for s in list.iter().rev().map(|x| x.se).filter(|s| Some(*s) != except) {
                 best = match best {
                     Some(b) if !self.order_before(m, s, b) => Some(b),
                     _ => Some(s),
@@ -87,15 +87,26 @@ impl Fair {
     /// The list scan by `FairHooks::order_key` (head first, the next entry
     /// replacing the candidate only with a strictly lower key), or None if
     /// some entity has no key.
-    fn scan_keys(&mut self, m: &Machine, list: &[SeId], except: Option<SeId>) -> Option<Option<SeId>> {
+    fn scan_keys(
+        &mut self,
+        m: &Machine,
+        list: &[ListEntry],
+        except: Option<SeId>,
+    ) -> Option<Option<SeId>> {
         let mut best: Option<(u64, SeId)> = None;
-        for &s in list.iter().rev() {
-            if Some(s) == except {
+        for x in list.iter().rev() {
+            if Some(x.se) == except {
                 continue;
             }
-            let k = self.hooks.order_key(m, self.entity_ref(s))?;
+            // Listed entities are queued, never their queue's curr.
+            let e = EntityRef {
+                se: x.se,
+                task: x.task,
+                is_curr: false,
+            };
+            let k = self.hooks.order_key(m, e)?;
             if best.is_none_or(|(bk, _)| k < bk) {
-                best = Some((k, s));
+                best = Some((k, x.se));
             }
         }
         Some(best.map(|(_, s)| s))
