@@ -80,12 +80,24 @@ fn main() {
         (
             "cacule-sleepers4-cfslb",
             SLEEPERS,
-            ("cacule", "", 4, 1, vec![("cacule_rdb", 0), ("autogroup", 0)]),
+            (
+                "cacule",
+                "",
+                4,
+                1,
+                vec![("cacule_rdb", 0), ("autogroup", 0)],
+            ),
         ),
         (
             "cacule-sleepers2-noag-noyield",
             SLEEPERS,
-            ("cacule", "", 2, 1, vec![("autogroup", 0), ("cacule_yield", 0)]),
+            (
+                "cacule",
+                "",
+                2,
+                1,
+                vec![("autogroup", 0), ("cacule_yield", 0)],
+            ),
         ),
         (
             "cacule-sleepers8smt-factors",
@@ -110,7 +122,10 @@ fn main() {
                 "",
                 2,
                 1,
-                vec![("cacule_max_lifetime_ms", 2000), ("cacule_starve_factor", 0)],
+                vec![
+                    ("cacule_max_lifetime_ms", 2000),
+                    ("cacule_starve_factor", 0),
+                ],
             ),
         ),
         (

@@ -276,8 +276,10 @@ pub fn starve_score(since_last_run: u64, m: u32, divisor: u64) -> u32 {
     score as u32
 }
 
-/// A `cacule_node` with the CFS entity fields the scores read.
+/// A `cacule_node` with the CFS entity fields the scores read (one cache
+/// line: the pick reads one node per queued entity).
 #[derive(Debug, Clone, Copy, Default)]
+#[repr(align(64))]
 pub struct Node {
     /// `cacule_start_time`.
     pub start_time: u64,
@@ -497,6 +499,8 @@ pub struct CacUle {
     /// Per task: when it was last queued or picked (head of `cfs_tasks`).
     listed: Vec<u64>,
     stamp: u64,
+    /// Moves on at every change to a node (`FairHooks::order_generation`).
+    gen: u64,
     /// Per CPU: `rq->next_balance` of the RDB.
     next_balance: Vec<Ns>,
 }
@@ -507,11 +511,11 @@ impl CacUle {
         let get = |k: &str, d: i64| t.get(k).unwrap_or(d).max(0) as u64;
         let d = Factors::default();
         let f = Factors {
-                interactivity: get("cacule_interactivity_factor", 65_536) as u32,
-                cache: get("cacule_cache_factor", 13_107) as u32,
-                cache_divisor: get("cacule_cache_divisor_ns", d.cache_divisor as i64).max(1),
-                starve: get("cacule_starve_factor", 19_660) as u32,
-                starve_divisor: get("cacule_starve_divisor_ns", d.starve_divisor as i64).max(1),
+            interactivity: get("cacule_interactivity_factor", 65_536) as u32,
+            cache: get("cacule_cache_factor", 13_107) as u32,
+            cache_divisor: get("cacule_cache_divisor_ns", d.cache_divisor as i64).max(1),
+            starve: get("cacule_starve_factor", 19_660) as u32,
+            starve_divisor: get("cacule_starve_divisor_ns", d.starve_divisor as i64).max(1),
         };
         CacUle {
             fast: FastTerms::new(&f),
@@ -524,11 +528,25 @@ impl CacUle {
             groups: vec![],
             listed: vec![],
             stamp: 0,
+            gen: 0,
             next_balance: vec![0; cpus],
         }
     }
 
+    /// Task `t`'s node, to change it (the order's generation moves on).
     fn task_node(&mut self, t: TaskId) -> &mut Node {
+        self.gen += 1;
+        self.task_slot(t)
+    }
+
+    /// Entity `e`'s node, to change it (the order's generation moves on).
+    fn node_mut(&mut self, e: EntityRef) -> &mut Node {
+        self.gen += 1;
+        self.slot(e)
+    }
+
+    /// Task `t`'s node, to read it (or fill its IS memo).
+    fn task_slot(&mut self, t: TaskId) -> &mut Node {
         if self.tasks.len() <= t {
             self.tasks.resize(t + 1, Node::default());
             self.listed.resize(t + 1, 0);
@@ -536,9 +554,10 @@ impl CacUle {
         &mut self.tasks[t]
     }
 
-    fn node_mut(&mut self, e: EntityRef) -> &mut Node {
+    /// Entity `e`'s node, to read it (or fill its IS memo).
+    fn slot(&mut self, e: EntityRef) -> &mut Node {
         match e.task {
-            Some(t) => self.task_node(t),
+            Some(t) => self.task_slot(t),
             None => {
                 if self.groups.len() <= e.se {
                     self.groups.resize(e.se + 1, Node::default());
@@ -597,14 +616,15 @@ impl CacUle {
     /// terms with the run's divisions precomputed (same value).
     fn fast_score(&mut self, e: EntityRef, now: u64) -> u32 {
         let (mi, starve_curr) = (self.f.interactivity, self.f.starve.wrapping_mul(2));
-        let n = self.node_mut(e);
+        let n = self.slot(e);
         let is = n
             .is_memo
             .get(now.wrapping_sub(n.start_time), n.vruntime, mi);
         if e.is_curr {
             return is.wrapping_add(starve_curr);
         }
-        let (since_exec, since_run) = (now.wrapping_sub(n.exec_start), now.wrapping_sub(n.last_run));
+        let (since_exec, since_run) =
+            (now.wrapping_sub(n.exec_start), now.wrapping_sub(n.last_run));
         let cache = self.fast.cache(since_exec);
         let starve = self.fast.starve(since_run);
         is.wrapping_add(cache).wrapping_add(starve)
@@ -613,7 +633,7 @@ impl CacUle {
     /// [`Self::task_is`] from the node's memo.
     fn fast_task_is(&mut self, t: TaskId, now: u64) -> u32 {
         let mi = self.f.interactivity;
-        let n = self.task_node(t);
+        let n = self.task_slot(t);
         n.is_memo
             .get(now.wrapping_sub(n.start_time), n.vruntime, mi)
     }
@@ -689,6 +709,10 @@ impl FairHooks for CacUle {
         })
     }
 
+    fn order_generation(&self) -> Option<u64> {
+        Some(self.gen)
+    }
+
     /// `entity_before(now, curr = b, se = a) == 1`.
     fn before(&mut self, m: &Machine, a: EntityRef, b: EntityRef) -> bool {
         let idle = |e: EntityRef| e.task.is_some_and(|t| m.tasks[t].policy == Policy::Idle);
@@ -697,7 +721,9 @@ impl FairHooks for CacUle {
             (false, true) => return true,
             _ => {}
         }
-        let diff = self.fast_score(a, m.now).wrapping_sub(self.fast_score(b, m.now)) as i32;
+        let diff = self
+            .fast_score(a, m.now)
+            .wrapping_sub(self.fast_score(b, m.now)) as i32;
         diff < 0
     }
 

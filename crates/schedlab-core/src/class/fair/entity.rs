@@ -117,6 +117,10 @@ pub struct CfsRq {
     /// the CacULE/TT patches read from the back (order.rs). Kept only
     /// under a queue-ordering policy (`Fair::ordered`), else empty.
     pub list: Vec<ListEntry>,
+    /// Counts removals from `list` and insertions other than at its head.
+    pub list_edits: u64,
+    /// The last key scan of `list` (order.rs).
+    pub scan_memo: Option<ScanMemo>,
     /// Entity running at this level.
     pub curr: Option<SeId>,
     /// Sum of weights of queued entities including current (`load.weight`).
@@ -153,6 +157,8 @@ impl CfsRq {
             group,
             tree: Timeline::default(),
             list: vec![],
+            list_edits: 0,
+            scan_memo: None,
             curr: None,
             load: 0,
             nr_running: 0,
@@ -185,6 +191,24 @@ pub struct ListEntry {
     pub se: SeId,
     /// Its task (None: a group entity).
     pub task: Option<crate::task::TaskId>,
+}
+
+/// The outcome of a key scan of a whole `CfsRq::list` (order.rs): at
+/// `now`, with the policy's order generation `gen` and `list_edits` at
+/// `edits`, the first of `list[..len]` (scanned from the back) with the
+/// lowest key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScanMemo {
+    /// Time of the scan.
+    pub now: u64,
+    /// `FairHooks::order_generation` then.
+    pub gen: u64,
+    /// `CfsRq::list_edits` then.
+    pub edits: u64,
+    /// Entries scanned.
+    pub len: usize,
+    /// The winner and its key (None: nothing scanned).
+    pub best: Option<(u64, SeId)>,
 }
 
 /// The ordered queue of a fair run queue (the kernel's `tasks_timeline`

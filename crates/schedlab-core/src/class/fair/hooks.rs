@@ -131,6 +131,17 @@ pub trait FairHooks: std::fmt::Debug {
         None
     }
 
+    /// A number that changes whenever anything [`Self::order_key`] reads
+    /// changes, except the time (any change to the policy's per-entity
+    /// state), or None if the policy does not track it. With it, a scan of
+    /// a queue at the same time as the previous one, with nothing changed
+    /// since but entries queued at the head, reuses that scan's result and
+    /// computes keys only for the new entries (the tick's check and the
+    /// pick that follows it). Default: None.
+    fn order_generation(&self) -> Option<u64> {
+        None
+    }
+
     /// `update_curr` at every level of the hierarchy: the queue's running
     /// entity `e` ran `delta_exec` ns, `delta_fair` in virtual time
     /// (`calc_delta_fair`). Unlike [`Self::update_curr`] also called for

@@ -33,7 +33,10 @@ impl Fair {
                     (x.seq, x.task) != (e.list_seq, e.task) || q.curr == Some(x.se)
                 });
                 if want != list || stale {
-                    return Err(format!("rq {i}: list {:?} but tree by list_seq {want:?}", q.list));
+                    return Err(format!(
+                        "rq {i}: list {:?} but tree by list_seq {want:?}",
+                        q.list
+                    ));
                 }
             }
             if load != q.load {

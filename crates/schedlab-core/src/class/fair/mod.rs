@@ -234,6 +234,7 @@ impl Fair {
             se,
             task: self.se[se].task,
         };
+        self.cfs[rq].list_edits += 1;
         let list = &mut self.cfs[rq].list;
         let at = list.partition_point(|x| x.seq < e.seq);
         list.insert(at, e);
@@ -242,6 +243,7 @@ impl Fair {
     /// Take `se` out of `rq`'s list.
     fn list_remove(&mut self, rq: RqId, se: SeId) {
         let seq = self.se[se].list_seq;
+        self.cfs[rq].list_edits += 1;
         let list = &mut self.cfs[rq].list;
         let at = list.partition_point(|x| x.seq < seq);
         if list.get(at).is_some_and(|x| x.se == se) {
@@ -326,6 +328,7 @@ impl Fair {
                 self.se[se].list_seq = list_seq;
                 if self.ordered {
                     self.cfs[rq].list.pop();
+                    self.cfs[rq].list_edits += 1;
                     self.list_insert(rq, se);
                 }
             }

@@ -29,7 +29,7 @@
 //! * Wakeup (CacULE): after CFS's early exits the wakee preempts iff it
 //!   runs before the running entity (cfs.rs `cfs_check_preempt_wakeup`).
 
-use super::entity::{ListEntry, RqId, SeId};
+use super::entity::{ListEntry, RqId, ScanMemo, SeId};
 use super::hooks::{EntityRef, QueueOrder, TickPreempt};
 use super::Fair;
 use crate::machine::Machine;
@@ -69,10 +69,15 @@ impl Fair {
     /// (`except` None) or TT's `__pick_next_entity(cfs_rq, except)`.
     fn order_first(&mut self, m: &Machine, rq: RqId, except: Option<SeId>) -> Option<SeId> {
         let list = std::mem::take(&mut self.cfs[rq].list);
-        let first = self.scan_keys(m, &list, except).unwrap_or_else(|| {
+        let first = self.scan_keys(m, rq, &list, except).unwrap_or_else(|| {
             // Some entity has no key: compare pairwise, as the patches do.
             let mut best: Option<SeId> = None;
-            for s in list.iter().rev().map(|x| x.se).filter(|s| Some(*s) != except) {
+            for s in list
+                .iter()
+                .rev()
+                .map(|x| x.se)
+                .filter(|s| Some(*s) != except)
+            {
                 best = match best {
                     Some(b) if !self.order_before(m, s, b) => Some(b),
                     _ => Some(s),
@@ -87,14 +92,29 @@ impl Fair {
     /// The list scan by `FairHooks::order_key` (head first, the next entry
     /// replacing the candidate only with a strictly lower key), or None if
     /// some entity has no key.
+    ///
+    /// A scan of the whole list (`except` None) is remembered
+    /// (`CfsRq::scan_memo`). If the next one comes at the same time, with
+    /// the policy's generation the same and the list only grown at its
+    /// head, the entries scanned then have the same keys, so only the new
+    /// ones are scanned: they come first in the list, so the first of them
+    /// with the lowest key wins unless the remembered winner's key is
+    /// strictly lower.
     fn scan_keys(
         &mut self,
         m: &Machine,
+        rq: RqId,
         list: &[ListEntry],
         except: Option<SeId>,
     ) -> Option<Option<SeId>> {
+        let gen = self.hooks.order_generation().filter(|_| except.is_none());
+        let edits = self.cfs[rq].list_edits;
+        let memo = self.cfs[rq].scan_memo.filter(|c| {
+            gen == Some(c.gen) && c.now == m.now && c.edits == edits && c.len <= list.len()
+        });
+        let from = memo.map_or(0, |c| c.len);
         let mut best: Option<(u64, SeId)> = None;
-        for x in list.iter().rev() {
+        for x in list[from..].iter().rev() {
             if Some(x.se) == except {
                 continue;
             }
@@ -108,6 +128,20 @@ impl Fair {
             if best.is_none_or(|(bk, _)| k < bk) {
                 best = Some((k, x.se));
             }
+        }
+        if let Some((ok, os)) = memo.and_then(|c| c.best) {
+            if best.is_none_or(|(bk, _)| ok < bk) {
+                best = Some((ok, os));
+            }
+        }
+        if let Some(gen) = gen {
+            self.cfs[rq].scan_memo = Some(ScanMemo {
+                now: m.now,
+                gen,
+                edits,
+                len: list.len(),
+                best,
+            });
         }
         Some(best.map(|(_, s)| s))
     }
