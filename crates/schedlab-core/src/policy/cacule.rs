@@ -326,10 +326,16 @@ impl IsMemo {
     /// int` result (m < 2^31, else nothing is memoised): a value found at
     /// both ends of a range holds across it, so the candidate end given
     /// by the formulas below is kept only if the IS there is the same.
+    #[inline]
     fn get(&mut self, life: u64, vruntime: u64, m: u32) -> u32 {
         if self.v == vruntime && self.lo <= life && life <= self.hi {
             return self.val;
         }
+        self.fill(life, vruntime, m)
+    }
+
+    #[cold]
+    fn fill(&mut self, life: u64, vruntime: u64, m: u32) -> u32 {
         let val = interactivity_score(life, vruntime, m);
         let mut hi = life;
         if m < 1 << 31 {
@@ -393,6 +399,7 @@ impl DivBy {
         DivBy { d, m, k }
     }
 
+    #[inline]
     fn div(&self, n: u64) -> u64 {
         if n < 1 << 62 {
             ((u128::from(n) * u128::from(self.m)) >> self.k) as u64
@@ -422,6 +429,7 @@ impl FactorDiv {
     }
 
     /// `m / q`, q ≥ 1.
+    #[inline]
     fn of(&self, q: u64) -> u64 {
         match self.table.get(q as usize) {
             Some(x) => *x,
@@ -453,6 +461,7 @@ impl FastTerms {
     }
 
     /// `cache_score(since_exec_start, m_C, cache_divisor)`.
+    #[inline]
     fn cache(&self, since_exec_start: u64) -> u32 {
         let (m, divisor) = (self.cache.m, self.cache_div.d);
         if m == 0 {
@@ -468,6 +477,7 @@ impl FastTerms {
     }
 
     /// `starve_score(since_last_run, m_S, starve_divisor)`.
+    #[inline]
     fn starve(&self, since_last_run: u64) -> u32 {
         let (m, divisor) = (self.starve.m, self.starve_div.d);
         if m == 0 {
@@ -546,6 +556,7 @@ impl CacUle {
     }
 
     /// Task `t`'s node, to read it (or fill its IS memo).
+    #[inline]
     fn task_slot(&mut self, t: TaskId) -> &mut Node {
         if self.tasks.len() <= t {
             self.tasks.resize(t + 1, Node::default());
@@ -555,6 +566,7 @@ impl CacUle {
     }
 
     /// Entity `e`'s node, to read it (or fill its IS memo).
+    #[inline]
     fn slot(&mut self, e: EntityRef) -> &mut Node {
         match e.task {
             Some(t) => self.task_slot(t),
