@@ -54,8 +54,16 @@
 //! allowed on the destination and `exec_start` ≠ 0 (never ran since fork
 //! or last migration); the destination's `check_preempt_curr` follows.
 //!
+//! Speed (no change to any value): the pick scans with `order_key`
+//! (class/fair/order.rs); each node memoises its IS with the range of
+//! lives over which it holds (`IsMemo`; IS only changes at a few lives
+//! while a node waits); the cache and starvation terms divide by the
+//! run's fixed divisors with an exact multiply-shift (`DivBy`) and take
+//! m/q from a table for small q (`FactorDiv`); an RDB pass computes each
+//! CPU's candidate once, again only after a move to or from that CPU.
+//!
 //! Departures (also docs/model.md, "CacULE"):
-//! * RDB candidates are computed when a balancer reads them, not published
+//! * RDB candidates are computed when a balancer pass reads them, not published
 //!   at each CPU's last enqueue/dequeue/pick/tick (up to a tick staler in
 //!   the kernel); ties between candidates go to the task queued or picked
 //!   last (the head of `rq->cfs_tasks`).
@@ -963,6 +971,78 @@ impl CacUle {
             if self.can_migrate(m, p, dst, src) {
                 self.migrate(m, snap, p, src, dst);
                 return;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+
+    /// Values around the divisors, their multiples and the 2^62 switch.
+    fn samples(rng: &mut Rng, scale: u64) -> Vec<u64> {
+        let mut v: Vec<u64> = vec![0, 1, 2, 3, (1 << 62) - 1, 1 << 62, u64::MAX, u64::MAX - 1];
+        for k in [1u64, 2, 3, 999, 1000, 4095, 4096, 4097, 1 << 20] {
+            let x = k.saturating_mul(scale);
+            v.extend([x.saturating_sub(1), x, x.saturating_add(1)]);
+        }
+        for _ in 0..2000 {
+            let r = rng.next_u64();
+            v.push(r >> (r % 64));
+        }
+        v
+    }
+
+    #[test]
+    fn the_fast_terms_equal_the_kernel_formulas() {
+        let mut rng = Rng::new(7);
+        for (mc, c, ms, d) in [
+            (13_107, MSEC, 19_660, 3 * MSEC),
+            (0, 1, 0, 1),
+            (1, 1, 1, 7),
+            (i32::MAX as u32, 1_000_000_000, 5, 999_999_937),
+            (4096, 4095, 4095, 4097),
+        ] {
+            let f = Factors {
+                interactivity: 65_536,
+                cache: mc,
+                cache_divisor: c,
+                starve: ms,
+                starve_divisor: d,
+            };
+            let fast = FastTerms::new(&f);
+            for x in samples(&mut rng, c.max(d)) {
+                assert_eq!(fast.cache(x), cache_score(x, mc, c), "cache {x} {mc} {c}");
+                assert_eq!(
+                    fast.starve(x),
+                    starve_score(x, ms, d),
+                    "starve {x} {ms} {d}"
+                );
+            }
+            for n in samples(&mut rng, c) {
+                assert_eq!(DivBy::new(c).div(n), n / c, "{n} / {c}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_is_memo_returns_the_formula_at_every_life() {
+        let mut rng = Rng::new(11);
+        for m in [65_536u32, 1, 3, (1 << 31) - 1, 1 << 31, u32::MAX] {
+            for v in [0u64, 1, 2, 1000, 4_000_000, YIELD_MARK | 77, u64::MAX] {
+                let mut memo = IsMemo::default();
+                let mut life = rng.next_u64() % 1000;
+                for _ in 0..3000 {
+                    assert_eq!(
+                        memo.get(life, v, m),
+                        interactivity_score(life, v, m),
+                        "life {life} v {v} m {m}"
+                    );
+                    let r = rng.next_u64();
+                    life = life.saturating_add(r >> (20 + r % 44));
+                }
             }
         }
     }
