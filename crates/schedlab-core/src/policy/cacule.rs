@@ -54,8 +54,16 @@
 //! allowed on the destination and `exec_start` ≠ 0 (never ran since fork
 //! or last migration); the destination's `check_preempt_curr` follows.
 //!
+//! Speed (no change to any value): the pick scans with `order_key`
+//! (class/fair/order.rs); each node memoises its IS with the range of
+//! lives over which it holds (`IsMemo`; IS only changes at a few lives
+//! while a node waits); the cache and starvation terms divide by the
+//! run's fixed divisors with an exact multiply-shift (`DivBy`) and take
+//! m/q from a table for small q (`FactorDiv`); an RDB pass computes each
+//! CPU's candidate once, again only after a move to or from that CPU.
+//!
 //! Departures (also docs/model.md, "CacULE"):
-//! * RDB candidates are computed when a balancer reads them, not published
+//! * RDB candidates are computed when a balancer pass reads them, not published
 //!   at each CPU's last enqueue/dequeue/pick/tick (up to a tick staler in
 //!   the kernel); ties between candidates go to the task queued or picked
 //!   last (the head of `rq->cfs_tasks`).
@@ -276,8 +284,10 @@ pub fn starve_score(since_last_run: u64, m: u32, divisor: u64) -> u32 {
     score as u32
 }
 
-/// A `cacule_node` with the CFS entity fields the scores read.
+/// A `cacule_node` with the CFS entity fields the scores read (one cache
+/// line: the pick reads one node per queued entity).
 #[derive(Debug, Clone, Copy, Default)]
+#[repr(align(64))]
 pub struct Node {
     /// `cacule_start_time`.
     pub start_time: u64,
@@ -287,12 +297,215 @@ pub struct Node {
     pub last_run: u64,
     /// The entity's `exec_start` (0 after fork and after a migration).
     pub exec_start: u64,
+    /// The last IS computed (a cache, not part of the node's state).
+    is_memo: IsMemo,
+}
+
+/// An IS value with the lives over which it holds for one vruntime:
+/// `interactivity_score(l, v, m) == val` for every `l` in `lo..=hi`.
+#[derive(Debug, Clone, Copy)]
+struct IsMemo {
+    v: u64,
+    lo: u64,
+    hi: u64,
+    val: u32,
+}
+
+impl Default for IsMemo {
+    fn default() -> Self {
+        // An empty range: matches nothing.
+        IsMemo {
+            v: 0,
+            lo: u64::MAX,
+            hi: 0,
+            val: 0,
+        }
+    }
+}
+
+impl IsMemo {
+    /// The IS of a node with `life` and `vruntime`, from the memo when it
+    /// covers them, else computed and memoised with the range of lives
+    /// over which it stays the same.
+    ///
+    /// Exact because IS is monotone (non-increasing) in life for a fixed
+    /// vruntime (s = (l − v)|1 grows with l; m/(s/v) and 2m − m/(v/s) both
+    /// fall as s grows and meet at m) as long as 2·m fits the `unsigned
+    /// int` result (m < 2^31, else nothing is memoised): a value found at
+    /// both ends of a range holds across it, so the candidate end given
+    /// by the formulas below is kept only if the IS there is the same.
+    #[inline]
+    fn get(&mut self, life: u64, vruntime: u64, m: u32) -> u32 {
+        if self.v == vruntime && self.lo <= life && life <= self.hi {
+            return self.val;
+        }
+        self.fill(life, vruntime, m)
+    }
+
+    #[cold]
+    fn fill(&mut self, life: u64, vruntime: u64, m: u32) -> u32 {
+        let val = interactivity_score(life, vruntime, m);
+        let mut hi = life;
+        if m < 1 << 31 {
+            let end = is_flat_until(life, vruntime, m);
+            if end > life && interactivity_score(end, vruntime, m) == val {
+                hi = end;
+            }
+        }
+        *self = IsMemo {
+            v: vruntime,
+            lo: life,
+            hi,
+            val,
+        };
+        val
+    }
+}
+
+/// A life up to which `interactivity_score(·, vruntime, m)` should keep
+/// its value at `life` (checked by the caller: only a speed-up).
+fn is_flat_until(life: u64, vruntime: u64, m: u32) -> u64 {
+    let v = vruntime | 1;
+    if life <= v {
+        // s = 1 until life passes v.
+        return v;
+    }
+    let s = (life - v) | 1;
+    let m = u64::from(m);
+    let s_max = if s >= v {
+        // m/q holds for q up to m/(m/q) (forever once m/q = 0).
+        let q = s / v;
+        let q_hi = match m / q {
+            0 => u64::MAX,
+            x => m / x,
+        };
+        q_hi.saturating_add(1).saturating_mul(v).saturating_sub(1)
+    } else {
+        // 2m − m/r holds while v/s = r, i.e. s ≤ v/r.
+        v / (v / s)
+    };
+    // s ≤ life − v + 1.
+    s_max.saturating_add(v).saturating_sub(1)
+}
+
+/// Exact division by a divisor fixed for the run (`n / d` for every n):
+/// one multiplication for n < 2^62 with m = ⌈2^k/d⌉, k = 63 + ⌊log2 d⌋
+/// (so m ≤ 2^63): n·m/2^k = n/d + n·e/(d·2^k) with e = m·d − 2^k < d,
+/// and n·e < 2^k whenever n < 2^k/d, which holds for n < 2^62.
+#[derive(Debug, Clone, Copy)]
+struct DivBy {
+    d: u64,
+    m: u64,
+    k: u32,
+}
+
+impl DivBy {
+    fn new(d: u64) -> Self {
+        let d = d.max(1);
+        let k = 63 + (63 - d.leading_zeros());
+        let m = (1u128 << k).div_ceil(u128::from(d)) as u64;
+        DivBy { d, m, k }
+    }
+
+    #[inline]
+    fn div(&self, n: u64) -> u64 {
+        if n < 1 << 62 {
+            ((u128::from(n) * u128::from(self.m)) >> self.k) as u64
+        } else {
+            n / self.d
+        }
+    }
+}
+
+/// `m / q` for a factor m fixed for the run, from a table for small q.
+#[derive(Debug, Clone)]
+struct FactorDiv {
+    m: u64,
+    table: Vec<u64>,
+}
+
+impl FactorDiv {
+    const TABLE: u64 = 4096;
+
+    fn new(m: u32) -> Self {
+        let m = u64::from(m);
+        let n = Self::TABLE.min(m + 1);
+        FactorDiv {
+            m,
+            table: (0..n).map(|q| m.checked_div(q).unwrap_or(0)).collect(),
+        }
+    }
+
+    /// `m / q`, q ≥ 1.
+    #[inline]
+    fn of(&self, q: u64) -> u64 {
+        match self.table.get(q as usize) {
+            Some(x) => *x,
+            None if q > self.m => 0,
+            None => self.m / q,
+        }
+    }
+}
+
+/// `cache_score` and `starve_score` with the run's factors and divisors
+/// precomputed (the same u64 arithmetic, divisions by the fixed divisors
+/// and of the fixed factors replaced by exact shortcuts).
+#[derive(Debug, Clone)]
+struct FastTerms {
+    cache: FactorDiv,
+    cache_div: DivBy,
+    starve: FactorDiv,
+    starve_div: DivBy,
+}
+
+impl FastTerms {
+    fn new(f: &Factors) -> Self {
+        FastTerms {
+            cache: FactorDiv::new(f.cache),
+            cache_div: DivBy::new(f.cache_divisor),
+            starve: FactorDiv::new(f.starve),
+            starve_div: DivBy::new(f.starve_divisor),
+        }
+    }
+
+    /// `cache_score(since_exec_start, m_C, cache_divisor)`.
+    #[inline]
+    fn cache(&self, since_exec_start: u64) -> u32 {
+        let (m, divisor) = (self.cache.m, self.cache_div.d);
+        if m == 0 {
+            return 0;
+        }
+        let p = since_exec_start | 1;
+        let score = if divisor >= p {
+            self.cache.of(divisor / p)
+        } else {
+            (m << 1) - self.cache.of(self.cache_div.div(p))
+        };
+        score as u32
+    }
+
+    /// `starve_score(since_last_run, m_S, starve_divisor)`.
+    #[inline]
+    fn starve(&self, since_last_run: u64) -> u32 {
+        let (m, divisor) = (self.starve.m, self.starve_div.d);
+        if m == 0 {
+            return 0;
+        }
+        let t = since_last_run | 1;
+        let score = if divisor >= t {
+            (m << 1) - self.starve.of(divisor / t)
+        } else {
+            self.starve.of(self.starve_div.div(t))
+        };
+        score as u32
+    }
 }
 
 /// CacULE as fair-class hooks.
 #[derive(Debug)]
 pub struct CacUle {
     f: Factors,
+    fast: FastTerms,
     max_lifetime_ms: u64,
     yield_mark: bool,
     rdb: bool,
@@ -304,6 +517,8 @@ pub struct CacUle {
     /// Per task: when it was last queued or picked (head of `cfs_tasks`).
     listed: Vec<u64>,
     stamp: u64,
+    /// Moves on at every change to a node (`FairHooks::order_generation`).
+    gen: u64,
     /// Per CPU: `rq->next_balance` of the RDB.
     next_balance: Vec<Ns>,
 }
@@ -313,14 +528,16 @@ impl CacUle {
     pub fn new(t: &TunableSet, cpus: usize) -> Self {
         let get = |k: &str, d: i64| t.get(k).unwrap_or(d).max(0) as u64;
         let d = Factors::default();
+        let f = Factors {
+            interactivity: get("cacule_interactivity_factor", 65_536) as u32,
+            cache: get("cacule_cache_factor", 13_107) as u32,
+            cache_divisor: get("cacule_cache_divisor_ns", d.cache_divisor as i64).max(1),
+            starve: get("cacule_starve_factor", 19_660) as u32,
+            starve_divisor: get("cacule_starve_divisor_ns", d.starve_divisor as i64).max(1),
+        };
         CacUle {
-            f: Factors {
-                interactivity: get("cacule_interactivity_factor", 65_536) as u32,
-                cache: get("cacule_cache_factor", 13_107) as u32,
-                cache_divisor: get("cacule_cache_divisor_ns", d.cache_divisor as i64).max(1),
-                starve: get("cacule_starve_factor", 19_660) as u32,
-                starve_divisor: get("cacule_starve_divisor_ns", d.starve_divisor as i64).max(1),
-            },
+            fast: FastTerms::new(&f),
+            f,
             max_lifetime_ms: get("cacule_max_lifetime_ms", 11_000),
             yield_mark: get("cacule_yield", 1) != 0,
             rdb: get("cacule_rdb", 1) != 0,
@@ -329,11 +546,26 @@ impl CacUle {
             groups: vec![],
             listed: vec![],
             stamp: 0,
+            gen: 0,
             next_balance: vec![0; cpus],
         }
     }
 
+    /// Task `t`'s node, to change it (the order's generation moves on).
     fn task_node(&mut self, t: TaskId) -> &mut Node {
+        self.gen += 1;
+        self.task_slot(t)
+    }
+
+    /// Entity `e`'s node, to change it (the order's generation moves on).
+    fn node_mut(&mut self, e: EntityRef) -> &mut Node {
+        self.gen += 1;
+        self.slot(e)
+    }
+
+    /// Task `t`'s node, to read it (or fill its IS memo).
+    #[inline]
+    fn task_slot(&mut self, t: TaskId) -> &mut Node {
         if self.tasks.len() <= t {
             self.tasks.resize(t + 1, Node::default());
             self.listed.resize(t + 1, 0);
@@ -341,9 +573,11 @@ impl CacUle {
         &mut self.tasks[t]
     }
 
-    fn node_mut(&mut self, e: EntityRef) -> &mut Node {
+    /// Entity `e`'s node, to read it (or fill its IS memo).
+    #[inline]
+    fn slot(&mut self, e: EntityRef) -> &mut Node {
         match e.task {
-            Some(t) => self.task_node(t),
+            Some(t) => self.task_slot(t),
             None => {
                 if self.groups.len() <= e.se {
                     self.groups.resize(e.se + 1, Node::default());
@@ -398,6 +632,32 @@ impl CacUle {
         is.wrapping_add(cache).wrapping_add(starve)
     }
 
+    /// [`Self::score`], computed faster: IS memoised per node, the other
+    /// terms with the run's divisions precomputed (same value).
+    fn fast_score(&mut self, e: EntityRef, now: u64) -> u32 {
+        let (mi, starve_curr) = (self.f.interactivity, self.f.starve.wrapping_mul(2));
+        let n = self.slot(e);
+        let is = n
+            .is_memo
+            .get(now.wrapping_sub(n.start_time), n.vruntime, mi);
+        if e.is_curr {
+            return is.wrapping_add(starve_curr);
+        }
+        let (since_exec, since_run) =
+            (now.wrapping_sub(n.exec_start), now.wrapping_sub(n.last_run));
+        let cache = self.fast.cache(since_exec);
+        let starve = self.fast.starve(since_run);
+        is.wrapping_add(cache).wrapping_add(starve)
+    }
+
+    /// [`Self::task_is`] from the node's memo.
+    fn fast_task_is(&mut self, t: TaskId, now: u64) -> u32 {
+        let mi = self.f.interactivity;
+        let n = self.task_slot(t);
+        n.is_memo
+            .get(now.wrapping_sub(n.start_time), n.vruntime, mi)
+    }
+
     /// `normalize_lifetime`.
     fn normalize(&mut self, e: EntityRef, now: u64) {
         let max_life = self.max_lifetime_ms << 20;
@@ -432,6 +692,7 @@ impl FairHooks for CacUle {
             vruntime: 0,
             last_run,
             exec_start: 0,
+            ..Node::default()
         };
     }
 
@@ -468,6 +729,10 @@ impl FairHooks for CacUle {
         })
     }
 
+    fn order_generation(&self) -> Option<u64> {
+        Some(self.gen)
+    }
+
     /// `entity_before(now, curr = b, se = a) == 1`.
     fn before(&mut self, m: &Machine, a: EntityRef, b: EntityRef) -> bool {
         let idle = |e: EntityRef| e.task.is_some_and(|t| m.tasks[t].policy == Policy::Idle);
@@ -476,8 +741,18 @@ impl FairHooks for CacUle {
             (false, true) => return true,
             _ => {}
         }
-        let diff = self.score(a, m.now).wrapping_sub(self.score(b, m.now)) as i32;
+        let diff = self
+            .fast_score(a, m.now)
+            .wrapping_sub(self.fast_score(b, m.now)) as i32;
         diff < 0
+    }
+
+    /// (idle, score): `before`'s order while scores stay below 2^31 (their
+    /// `s32` difference cannot wrap); above that, no key.
+    fn order_key(&mut self, m: &Machine, e: EntityRef) -> Option<u64> {
+        let idle = e.task.is_some_and(|t| m.tasks[t].policy == Policy::Idle);
+        let score = self.fast_score(e, m.now);
+        (score < 1 << 31).then_some((u64::from(idle) << 32) | u64::from(score))
     }
 
     fn entity_update_curr(&mut self, m: &Machine, e: EntityRef, _delta_exec: Ns, delta_fair: u64) {
@@ -547,6 +822,10 @@ impl FairHooks for CacUle {
 struct Snapshot {
     nr: Vec<u32>,
     tasks: Vec<Vec<TaskId>>,
+    /// Per CPU, its candidate once computed in this pass (nothing it
+    /// depends on changes within a pass but the CPU's task list, which
+    /// `CacUle::migrate` updates, forgetting the candidate).
+    cand: Vec<Option<Option<(TaskId, u32)>>>,
 }
 
 impl Snapshot {
@@ -554,6 +833,7 @@ impl Snapshot {
         Snapshot {
             nr: m.rqs.iter().map(|r| r.nr_running).collect(),
             tasks: CacUle::snapshot(tasks),
+            cand: vec![None; tasks.len()],
         }
     }
 }
@@ -561,13 +841,16 @@ impl Snapshot {
 impl CacUle {
     /// `update_IS`: the non-running task of `cpu` with the lowest IS
     /// (ties: the one queued or picked last), with its IS.
-    fn candidate(&self, m: &Machine, snap: &Snapshot, cpu: CpuId) -> Option<(TaskId, u32)> {
+    fn candidate(&mut self, m: &Machine, snap: &mut Snapshot, cpu: CpuId) -> Option<(TaskId, u32)> {
+        if let Some(c) = snap.cand[cpu] {
+            return c;
+        }
         let mut best: Option<(TaskId, u32, u64)> = None;
         for &t in &snap.tasks[cpu] {
             if m.rqs[cpu].curr == Some(t) {
                 continue;
             }
-            let is = self.task_is(t, m.now);
+            let is = self.fast_task_is(t, m.now);
             let listed = self.listed.get(t).copied().unwrap_or(0);
             let better = match best {
                 None => true,
@@ -577,7 +860,9 @@ impl CacUle {
                 best = Some((t, is, listed));
             }
         }
-        best.map(|(t, is, _)| (t, is))
+        let c = best.map(|(t, is, _)| (t, is));
+        snap.cand[cpu] = Some(c);
+        c
     }
 
     /// `can_migrate_task` (RDB): not running, allowed there, has run since
@@ -596,6 +881,8 @@ impl CacUle {
         snap.tasks[dst].push(t);
         snap.nr[src] = snap.nr[src].saturating_sub(1);
         snap.nr[dst] += 1;
+        snap.cand[src] = None;
+        snap.cand[dst] = None;
     }
 
     /// Online CPUs other than `cpu` in the RDB's scan order: those sharing
@@ -684,6 +971,78 @@ impl CacUle {
             if self.can_migrate(m, p, dst, src) {
                 self.migrate(m, snap, p, src, dst);
                 return;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+
+    /// Values around the divisors, their multiples and the 2^62 switch.
+    fn samples(rng: &mut Rng, scale: u64) -> Vec<u64> {
+        let mut v: Vec<u64> = vec![0, 1, 2, 3, (1 << 62) - 1, 1 << 62, u64::MAX, u64::MAX - 1];
+        for k in [1u64, 2, 3, 999, 1000, 4095, 4096, 4097, 1 << 20] {
+            let x = k.saturating_mul(scale);
+            v.extend([x.saturating_sub(1), x, x.saturating_add(1)]);
+        }
+        for _ in 0..2000 {
+            let r = rng.next_u64();
+            v.push(r >> (r % 64));
+        }
+        v
+    }
+
+    #[test]
+    fn the_fast_terms_equal_the_kernel_formulas() {
+        let mut rng = Rng::new(7);
+        for (mc, c, ms, d) in [
+            (13_107, MSEC, 19_660, 3 * MSEC),
+            (0, 1, 0, 1),
+            (1, 1, 1, 7),
+            (i32::MAX as u32, 1_000_000_000, 5, 999_999_937),
+            (4096, 4095, 4095, 4097),
+        ] {
+            let f = Factors {
+                interactivity: 65_536,
+                cache: mc,
+                cache_divisor: c,
+                starve: ms,
+                starve_divisor: d,
+            };
+            let fast = FastTerms::new(&f);
+            for x in samples(&mut rng, c.max(d)) {
+                assert_eq!(fast.cache(x), cache_score(x, mc, c), "cache {x} {mc} {c}");
+                assert_eq!(
+                    fast.starve(x),
+                    starve_score(x, ms, d),
+                    "starve {x} {ms} {d}"
+                );
+            }
+            for n in samples(&mut rng, c) {
+                assert_eq!(DivBy::new(c).div(n), n / c, "{n} / {c}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_is_memo_returns_the_formula_at_every_life() {
+        let mut rng = Rng::new(11);
+        for m in [65_536u32, 1, 3, (1 << 31) - 1, 1 << 31, u32::MAX] {
+            for v in [0u64, 1, 2, 1000, 4_000_000, YIELD_MARK | 77, u64::MAX] {
+                let mut memo = IsMemo::default();
+                let mut life = rng.next_u64() % 1000;
+                for _ in 0..3000 {
+                    assert_eq!(
+                        memo.get(life, v, m),
+                        interactivity_score(life, v, m),
+                        "life {life} v {v} m {m}"
+                    );
+                    let r = rng.next_u64();
+                    life = life.saturating_add(r >> (20 + r % 44));
+                }
             }
         }
     }

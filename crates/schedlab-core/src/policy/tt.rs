@@ -339,6 +339,8 @@ pub struct Tt {
     max_lifetime_ms: u64,
     prios: [i64; 4],
     nodes: Vec<Node>,
+    /// Moves on at every change to a node (`FairHooks::order_generation`).
+    gen: u64,
 }
 
 impl Tt {
@@ -354,14 +356,22 @@ impl Tt {
                 get("tt_batch_prio", 19),
             ],
             nodes: vec![],
+            gen: 0,
         }
     }
 
+    /// Task `t`'s node, to change it (the order's generation moves on).
     fn node(&mut self, t: TaskId) -> &mut Node {
+        self.gen += 1;
         if self.nodes.len() <= t {
             self.nodes.resize(t + 1, Node::default());
         }
         &mut self.nodes[t]
+    }
+
+    /// `HRRN_PERCENT` of task `t` (a task without a node has vruntime 0).
+    fn hrrn_percent(&self, t: TaskId, now: u64) -> u64 {
+        self.nodes.get(t).map_or(0, |n| n.hrrn_percent(now))
     }
 
     /// The offset `convert_to_vruntime` applies to a task of type `ty`.
@@ -444,14 +454,26 @@ impl FairHooks for Tt {
         })
     }
 
+    fn order_generation(&self) -> Option<u64> {
+        Some(self.gen)
+    }
+
     /// `entity_before`: lower HRRN_PERCENT first.
     fn before(&mut self, m: &Machine, a: EntityRef, b: EntityRef) -> bool {
         let (Some(ta), Some(tb)) = (a.task, b.task) else {
             return false;
         };
-        let ha = self.node(ta).hrrn_percent(m.now);
-        let hb = self.node(tb).hrrn_percent(m.now);
+        let ha = self.hrrn_percent(ta, m.now);
+        let hb = self.hrrn_percent(tb, m.now);
         les(ha, hb)
+    }
+
+    /// HRRN_PERCENT, `before`'s order for task entities while below 2^63
+    /// (the `s64` difference cannot wrap); groups and larger values have
+    /// no key.
+    fn order_key(&mut self, m: &Machine, e: EntityRef) -> Option<u64> {
+        let h = self.hrrn_percent(e.task?, m.now);
+        (h < 1 << 63).then_some(h)
     }
 
     /// `update_curr`: burst, vruntime with the type's offset, type,

@@ -113,6 +113,14 @@ pub struct CfsRq {
     pub group: usize,
     /// Queued entities except current, by (key, seq).
     pub tree: Timeline,
+    /// The same entities by `Entity::list_seq`, oldest first: the list of
+    /// the CacULE/TT patches read from the back (order.rs). Kept only
+    /// under a queue-ordering policy (`Fair::ordered`), else empty.
+    pub list: Vec<ListEntry>,
+    /// Counts removals from `list` and insertions other than at its head.
+    pub list_edits: u64,
+    /// The last key scan of `list` (order.rs).
+    pub scan_memo: Option<ScanMemo>,
     /// Entity running at this level.
     pub curr: Option<SeId>,
     /// Sum of weights of queued entities including current (`load.weight`).
@@ -148,6 +156,9 @@ impl CfsRq {
             cpu,
             group,
             tree: Timeline::default(),
+            list: vec![],
+            list_edits: 0,
+            scan_memo: None,
             curr: None,
             load: 0,
             nr_running: 0,
@@ -168,6 +179,36 @@ impl CfsRq {
     pub fn first(&self) -> Option<SeId> {
         self.tree.first()
     }
+}
+
+/// An entry of `CfsRq::list`: what the pick's scan reads of an entity
+/// without touching the entity itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListEntry {
+    /// `Entity::list_seq`.
+    pub seq: u64,
+    /// The entity.
+    pub se: SeId,
+    /// Its task (None: a group entity).
+    pub task: Option<crate::task::TaskId>,
+}
+
+/// The outcome of a key scan of a whole `CfsRq::list` (order.rs): at
+/// `now`, with the policy's order generation `gen` and `list_edits` at
+/// `edits`, the first of `list[..len]` (scanned from the back) with the
+/// lowest key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScanMemo {
+    /// Time of the scan.
+    pub now: u64,
+    /// `FairHooks::order_generation` then.
+    pub gen: u64,
+    /// `CfsRq::list_edits` then.
+    pub edits: u64,
+    /// Entries scanned.
+    pub len: usize,
+    /// The winner and its key (None: nothing scanned).
+    pub best: Option<(u64, SeId)>,
 }
 
 /// The ordered queue of a fair run queue (the kernel's `tasks_timeline`

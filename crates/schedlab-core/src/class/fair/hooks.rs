@@ -124,6 +124,27 @@ pub trait FairHooks: std::fmt::Debug {
         false
     }
 
+    /// A key ordering `e` among the entities of one queue at `m.now`, if
+    /// the policy can give one: for any two entities with keys, `a` runs
+    /// [`Self::before`] `b` iff key(a) < key(b). A pure speed-up of the
+    /// pick's scan (one key per entity instead of two per comparison): the
+    /// scan falls back to [`Self::before`] whenever a key is None, so the
+    /// decisions are the same. Default: None.
+    fn order_key(&mut self, _m: &Machine, _e: EntityRef) -> Option<u64> {
+        None
+    }
+
+    /// A number that changes whenever anything [`Self::order_key`] reads
+    /// changes, except the time (any change to the policy's per-entity
+    /// state), or None if the policy does not track it. With it, a scan of
+    /// a queue at the same time as the previous one, with nothing changed
+    /// since but entries queued at the head, reuses that scan's result and
+    /// computes keys only for the new entries (the tick's check and the
+    /// pick that follows it). Default: None.
+    fn order_generation(&self) -> Option<u64> {
+        None
+    }
+
     /// `update_curr` at every level of the hierarchy: the queue's running
     /// entity `e` ran `delta_exec` ns, `delta_fair` in virtual time
     /// (`calc_delta_fair`). Unlike [`Self::update_curr`] also called for

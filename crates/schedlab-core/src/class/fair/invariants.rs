@@ -1,7 +1,8 @@
 //! The fair class's internal invariants, checked by tests between steps
 //! (`SchedClass::check_invariants`): queue loads and EEVDF's sums match
-//! their entities, the weighted lag sums to zero, and per-CPU task counts
-//! agree.
+//! their entities, the weighted lag sums to zero, per-CPU task counts
+//! agree, and a queue-ordering policy's lists hold the tree's entities by
+//! `list_seq`.
 
 use super::{eevdf, tunables::Version, Fair};
 use crate::machine::Machine;
@@ -22,6 +23,21 @@ impl Fair {
             }
             if let Some(c) = q.curr.filter(|c| self.se[*c].on_rq) {
                 load += self.se[c].w();
+            }
+            if self.ordered {
+                let mut want: Vec<_> = q.tree.iter().collect();
+                want.sort_unstable_by_key(|s| self.se[*s].list_seq);
+                let list: Vec<_> = q.list.iter().map(|x| x.se).collect();
+                let stale = q.list.iter().any(|x| {
+                    let e = &self.se[x.se];
+                    (x.seq, x.task) != (e.list_seq, e.task) || q.curr == Some(x.se)
+                });
+                if want != list || stale {
+                    return Err(format!(
+                        "rq {i}: list {:?} but tree by list_seq {want:?}",
+                        q.list
+                    ));
+                }
             }
             if load != q.load {
                 return Err(format!(

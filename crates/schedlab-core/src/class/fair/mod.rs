@@ -34,7 +34,7 @@ use crate::machine::Machine;
 use crate::pelt::Pelt;
 use crate::task::TaskId;
 use crate::workload::Policy;
-use entity::{CfsRq, Entity, RqId, SeId};
+use entity::{CfsRq, Entity, ListEntry, RqId, SeId};
 use hooks::{EntityRef, FairHooks};
 use tunables::{FairParams, Version};
 use weights::LoadWeight;
@@ -99,6 +99,9 @@ pub struct Fair {
     /// Wakee-flip statistics per task (`wake_wide`).
     pub wakee: Vec<select::WakeeFlips>,
     seq: u64,
+    /// A queue-ordering policy is in use: queues keep their list order
+    /// (`CfsRq::list`, order.rs).
+    ordered: bool,
     /// The research policy patching this class (hooks.rs); `NoHooks` for
     /// the kernel's.
     pub hooks: Box<dyn FairHooks>,
@@ -120,6 +123,7 @@ impl Fair {
             lb: balance::Balancer::new(&m.topo, m.hz),
             wakee: vec![],
             seq: 0,
+            ordered: hooks.queue_order().is_some(),
             hooks,
         };
         for (g, grp) in m.groups.iter().enumerate() {
@@ -209,6 +213,15 @@ impl Fair {
         self.se[se].key = key;
         self.se[se].list_seq = key.1;
         self.cfs[rq].tree.insert(key.0, key.1, se);
+        if self.ordered {
+            // The newest entry: the head of the patches' list.
+            let task = self.se[se].task;
+            self.cfs[rq].list.push(ListEntry {
+                seq: key.1,
+                se,
+                task,
+            });
+        }
         if self.p.version == Version::Eevdf {
             let e = &self.se[se];
             let (v, w) = (e.vruntime as i128, e.w());
@@ -217,10 +230,39 @@ impl Fair {
         }
     }
 
+    /// Put `se` back at its `list_seq` in `rq`'s list.
+    fn list_insert(&mut self, rq: RqId, se: SeId) {
+        let e = ListEntry {
+            seq: self.se[se].list_seq,
+            se,
+            task: self.se[se].task,
+        };
+        self.cfs[rq].list_edits += 1;
+        let list = &mut self.cfs[rq].list;
+        let at = list.partition_point(|x| x.seq < e.seq);
+        list.insert(at, e);
+    }
+
+    /// Take `se` out of `rq`'s list.
+    fn list_remove(&mut self, rq: RqId, se: SeId) {
+        let seq = self.se[se].list_seq;
+        self.cfs[rq].list_edits += 1;
+        let list = &mut self.cfs[rq].list;
+        let at = list.partition_point(|x| x.seq < seq);
+        if list.get(at).is_some_and(|x| x.se == se) {
+            list.remove(at);
+        } else if let Some(i) = list.iter().position(|x| x.se == se) {
+            list.remove(i);
+        }
+    }
+
     /// `__dequeue_entity`.
     fn tree_remove(&mut self, rq: RqId, se: SeId) {
         let key = self.se[se].key;
         self.cfs[rq].tree.remove(key.0, key.1);
+        if self.ordered {
+            self.list_remove(rq, se);
+        }
         if self.p.version == Version::Eevdf {
             let e = &self.se[se];
             let (v, w) = (e.vruntime as i128, e.w());
@@ -287,6 +329,11 @@ impl Fair {
                 self.tree_insert(rq, se);
                 // reweight_entity (6.1) does not move the entity in the list.
                 self.se[se].list_seq = list_seq;
+                if self.ordered {
+                    self.cfs[rq].list.pop();
+                    self.cfs[rq].list_edits += 1;
+                    self.list_insert(rq, se);
+                }
             }
         }
     }

@@ -10,7 +10,10 @@
 //! to the most recently queued entity. Here the queue stays the fair
 //! class's timeline (CFS vruntime order, still maintained) and the list
 //! order is the entities' insertion stamps (`Entity::list_seq`), newest
-//! first. The scan is O(n) per pick, as in the patches.
+//! first, kept as a second index of the queue (`CfsRq::list`). The scan
+//! is O(n) per pick, as in the patches; where the policy gives every
+//! entity a key (`FairHooks::order_key`) it computes one key per entity
+//! rather than two per comparison, with the same outcome.
 //!
 //! * Pick (`pick_next_entity`): CFS's rules with the policy's first entity
 //!   in place of the leftmost and "curr runs before it" in place of the
@@ -26,7 +29,7 @@
 //! * Wakeup (CacULE): after CFS's early exits the wakee preempts iff it
 //!   runs before the running entity (cfs.rs `cfs_check_preempt_wakeup`).
 
-use super::entity::{RqId, SeId};
+use super::entity::{ListEntry, RqId, ScanMemo, SeId};
 use super::hooks::{EntityRef, QueueOrder, TickPreempt};
 use super::Fair;
 use crate::machine::Machine;
@@ -65,21 +68,82 @@ impl Fair {
     /// order, leaving out `except`: the list scan of `__pick_first_entity`
     /// (`except` None) or TT's `__pick_next_entity(cfs_rq, except)`.
     fn order_first(&mut self, m: &Machine, rq: RqId, except: Option<SeId>) -> Option<SeId> {
-        let mut list: Vec<SeId> = self.cfs[rq]
-            .tree
-            .iter()
-            .filter(|s| Some(*s) != except)
-            .collect();
-        // Head of the list first: the most recently queued entity.
-        list.sort_unstable_by_key(|s| std::cmp::Reverse(self.se[*s].list_seq));
-        let mut best: Option<SeId> = None;
-        for s in list {
-            best = match best {
-                Some(b) if !self.order_before(m, s, b) => Some(b),
-                _ => Some(s),
+        let list = std::mem::take(&mut self.cfs[rq].list);
+        let first = self.scan_keys(m, rq, &list, except).unwrap_or_else(|| {
+            // Some entity has no key: compare pairwise, as the patches do.
+            let mut best: Option<SeId> = None;
+            for s in list
+                .iter()
+                .rev()
+                .map(|x| x.se)
+                .filter(|s| Some(*s) != except)
+            {
+                best = match best {
+                    Some(b) if !self.order_before(m, s, b) => Some(b),
+                    _ => Some(s),
+                };
+            }
+            best
+        });
+        self.cfs[rq].list = list;
+        first
+    }
+
+    /// The list scan by `FairHooks::order_key` (head first, the next entry
+    /// replacing the candidate only with a strictly lower key), or None if
+    /// some entity has no key.
+    ///
+    /// A scan of the whole list (`except` None) is remembered
+    /// (`CfsRq::scan_memo`). If the next one comes at the same time, with
+    /// the policy's generation the same and the list only grown at its
+    /// head, the entries scanned then have the same keys, so only the new
+    /// ones are scanned: they come first in the list, so the first of them
+    /// with the lowest key wins unless the remembered winner's key is
+    /// strictly lower.
+    fn scan_keys(
+        &mut self,
+        m: &Machine,
+        rq: RqId,
+        list: &[ListEntry],
+        except: Option<SeId>,
+    ) -> Option<Option<SeId>> {
+        let gen = self.hooks.order_generation().filter(|_| except.is_none());
+        let edits = self.cfs[rq].list_edits;
+        let memo = self.cfs[rq].scan_memo.filter(|c| {
+            gen == Some(c.gen) && c.now == m.now && c.edits == edits && c.len <= list.len()
+        });
+        let from = memo.map_or(0, |c| c.len);
+        let mut best: Option<(u64, SeId)> = None;
+        for x in list[from..].iter().rev() {
+            if Some(x.se) == except {
+                continue;
+            }
+            // Listed entities are queued, never their queue's curr.
+            let e = EntityRef {
+                se: x.se,
+                task: x.task,
+                is_curr: false,
             };
+            let k = self.hooks.order_key(m, e)?;
+            if best.is_none_or(|(bk, _)| k < bk) {
+                best = Some((k, x.se));
+            }
         }
-        best
+        if let Some((ok, os)) = memo.and_then(|c| c.best) {
+            if best.is_none_or(|(bk, _)| ok < bk) {
+                best = Some((ok, os));
+            }
+        }
+        if let Some(gen) = gen {
+            self.cfs[rq].scan_memo = Some(ScanMemo {
+                now: m.now,
+                gen,
+                edits,
+                len: list.len(),
+                best,
+            });
+        }
+        Some(best.map(|(_, s)| s))
     }
 
     /// `pick_next_entity` under the policy's order.
