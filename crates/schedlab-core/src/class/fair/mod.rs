@@ -1,4 +1,4 @@
-//! The fair class: CFS (Linux 6.1) and EEVDF (Linux 6.12) behind one
+//! The fair class: CFS (Linux 6.1) and EEVDF (Linux 6.12, 6.18) behind one
 //! `SchedClass` implementation (kernel/sched/fair.c).
 //!
 //! Shared by both versions (this file): the entity hierarchy for group
@@ -11,7 +11,8 @@
 //! [`select`], load balancing in [`balance`], group shares in [`group`],
 //! buddies in `buddies`, policy-ordered queues (CacULE, TT) in [`order`];
 //! what a [`hooks::FairHooks`] policy asks of the class (a new weight, a
-//! burst restart at sleep or yield: BORE) in `requests.rs`.
+//! burst restart at sleep or yield: BORE) in `requests.rs`; the queue's
+//! tree and list in `queue.rs`.
 
 pub mod balance;
 mod buddies;
@@ -22,6 +23,7 @@ pub mod group;
 pub mod hooks;
 mod invariants;
 pub mod order;
+mod queue;
 mod requests;
 pub mod select;
 pub mod tunables;
@@ -34,7 +36,7 @@ use crate::machine::Machine;
 use crate::pelt::Pelt;
 use crate::task::TaskId;
 use crate::workload::Policy;
-use entity::{CfsRq, Entity, ListEntry, RqId, SeId};
+use entity::{CfsRq, Entity, RqId, SeId};
 use hooks::{EntityRef, FairHooks};
 use tunables::{FairParams, Version};
 use weights::LoadWeight;
@@ -197,83 +199,7 @@ impl Fair {
         self.se[se].depth = parent.map_or(0, |p| self.se[p].depth + 1);
     }
 
-    // ---- tree and load accounting -------------------------------------
-
-    fn tree_key(&self, se: SeId) -> i64 {
-        match self.p.version {
-            Version::Cfs => self.se[se].vruntime,
-            Version::Eevdf => self.se[se].deadline,
-        }
-    }
-
-    /// `__enqueue_entity`.
-    fn tree_insert(&mut self, rq: RqId, se: SeId) {
-        self.seq += 1;
-        let key = (self.tree_key(se), self.seq);
-        self.se[se].key = key;
-        self.se[se].list_seq = key.1;
-        self.cfs[rq].tree.insert(key.0, key.1, se);
-        if self.ordered {
-            // The newest entry: the head of the patches' list.
-            let task = self.se[se].task;
-            self.cfs[rq].list.push(ListEntry {
-                seq: key.1,
-                se,
-                task,
-            });
-        }
-        if self.p.version == Version::Eevdf {
-            let e = &self.se[se];
-            let (v, w) = (e.vruntime as i128, e.w());
-            self.cfs[rq].avg_vsum += v * w as i128;
-            self.cfs[rq].avg_load += w;
-        }
-    }
-
-    /// Put `se` back at its `list_seq` in `rq`'s list.
-    fn list_insert(&mut self, rq: RqId, se: SeId) {
-        let e = ListEntry {
-            seq: self.se[se].list_seq,
-            se,
-            task: self.se[se].task,
-        };
-        self.cfs[rq].list_edits += 1;
-        let list = &mut self.cfs[rq].list;
-        let at = list.partition_point(|x| x.seq < e.seq);
-        list.insert(at, e);
-    }
-
-    /// Take `se` out of `rq`'s list.
-    fn list_remove(&mut self, rq: RqId, se: SeId) {
-        let seq = self.se[se].list_seq;
-        self.cfs[rq].list_edits += 1;
-        let list = &mut self.cfs[rq].list;
-        let at = list.partition_point(|x| x.seq < seq);
-        if list.get(at).is_some_and(|x| x.se == se) {
-            list.remove(at);
-        } else if let Some(i) = list.iter().position(|x| x.se == se) {
-            list.remove(i);
-        }
-    }
-
-    /// `__dequeue_entity`.
-    fn tree_remove(&mut self, rq: RqId, se: SeId) {
-        let key = self.se[se].key;
-        self.cfs[rq].tree.remove(key.0, key.1);
-        if self.ordered {
-            self.list_remove(rq, se);
-        }
-        if self.p.version == Version::Eevdf {
-            let e = &self.se[se];
-            let (v, w) = (e.vruntime as i128, e.w());
-            self.cfs[rq].avg_vsum -= v * w as i128;
-            self.cfs[rq].avg_load -= w;
-        }
-    }
-
-    fn in_tree(&self, rq: RqId, se: SeId) -> bool {
-        self.cfs[rq].curr != Some(se) && self.se[se].on_rq
-    }
+    // ---- load accounting (the queue orderings: queue.rs) ---------------
 
     fn rq_pelt(&mut self, m: &Machine, rq: RqId) {
         let load = self.cfs[rq].load;

@@ -1,0 +1,87 @@
+//! A fair run queue's orderings: the tree the kernel keeps (by vruntime
+//! for CFS, by virtual deadline for EEVDF, with EEVDF's `avg_vruntime`
+//! sums maintained on insert and remove: `__enqueue_entity`,
+//! `__dequeue_entity`), and for queue-ordering policies (CacULE, TT:
+//! order.rs) the insertion-order list their patches scan.
+
+use super::entity::{ListEntry, RqId, SeId};
+use super::tunables::Version;
+use super::Fair;
+
+impl Fair {
+    pub(super) fn tree_key(&self, se: SeId) -> i64 {
+        match self.p.version {
+            Version::Cfs => self.se[se].vruntime,
+            Version::Eevdf => self.se[se].deadline,
+        }
+    }
+
+    /// `__enqueue_entity`.
+    pub(super) fn tree_insert(&mut self, rq: RqId, se: SeId) {
+        self.seq += 1;
+        let key = (self.tree_key(se), self.seq);
+        self.se[se].key = key;
+        self.se[se].list_seq = key.1;
+        self.cfs[rq].tree.insert(key.0, key.1, se);
+        if self.ordered {
+            // The newest entry: the head of the patches' list.
+            let task = self.se[se].task;
+            self.cfs[rq].list.push(ListEntry {
+                seq: key.1,
+                se,
+                task,
+            });
+        }
+        if self.p.version == Version::Eevdf {
+            let e = &self.se[se];
+            let (v, w) = (e.vruntime as i128, e.w());
+            self.cfs[rq].avg_vsum += v * w as i128;
+            self.cfs[rq].avg_load += w;
+        }
+    }
+
+    /// Put `se` back at its `list_seq` in `rq`'s list.
+    pub(super) fn list_insert(&mut self, rq: RqId, se: SeId) {
+        let e = ListEntry {
+            seq: self.se[se].list_seq,
+            se,
+            task: self.se[se].task,
+        };
+        self.cfs[rq].list_edits += 1;
+        let list = &mut self.cfs[rq].list;
+        let at = list.partition_point(|x| x.seq < e.seq);
+        list.insert(at, e);
+    }
+
+    /// Take `se` out of `rq`'s list.
+    pub(super) fn list_remove(&mut self, rq: RqId, se: SeId) {
+        let seq = self.se[se].list_seq;
+        self.cfs[rq].list_edits += 1;
+        let list = &mut self.cfs[rq].list;
+        let at = list.partition_point(|x| x.seq < seq);
+        if list.get(at).is_some_and(|x| x.se == se) {
+            list.remove(at);
+        } else if let Some(i) = list.iter().position(|x| x.se == se) {
+            list.remove(i);
+        }
+    }
+
+    /// `__dequeue_entity`.
+    pub(super) fn tree_remove(&mut self, rq: RqId, se: SeId) {
+        let key = self.se[se].key;
+        self.cfs[rq].tree.remove(key.0, key.1);
+        if self.ordered {
+            self.list_remove(rq, se);
+        }
+        if self.p.version == Version::Eevdf {
+            let e = &self.se[se];
+            let (v, w) = (e.vruntime as i128, e.w());
+            self.cfs[rq].avg_vsum -= v * w as i128;
+            self.cfs[rq].avg_load -= w;
+        }
+    }
+
+    pub(super) fn in_tree(&self, rq: RqId, se: SeId) -> bool {
+        self.cfs[rq].curr != Some(se) && self.se[se].on_rq
+    }
+}
