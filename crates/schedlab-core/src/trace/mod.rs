@@ -7,6 +7,7 @@
 pub mod ftrace;
 pub mod import;
 pub mod measure;
+mod parse;
 pub mod perfetto;
 
 use crate::clock::Ns;
