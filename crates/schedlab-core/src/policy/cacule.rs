@@ -306,7 +306,7 @@ mod fast;
 mod rdb;
 
 use fast::{FastTerms, IsMemo};
-use rdb::Snapshot;
+use rdb::{CandMemo, Snapshot};
 
 /// CacULE as fair-class hooks.
 #[derive(Debug)]
@@ -324,6 +324,10 @@ pub struct CacUle {
     /// Per task: when it was last queued or picked (head of `cfs_tasks`).
     listed: Vec<u64>,
     stamp: u64,
+    /// Per task: moves on at every change to its node or stamp.
+    ver: Vec<u64>,
+    /// Per CPU: its tasks' IS as its last RDB candidate search found it.
+    cands: Vec<CandMemo>,
     /// Moves on at every change to a node (`FairHooks::order_generation`).
     gen: u64,
     /// Per CPU: `rq->next_balance` of the RDB.
@@ -353,6 +357,8 @@ impl CacUle {
             groups: vec![],
             listed: vec![],
             stamp: 0,
+            ver: vec![],
+            cands: vec![],
             gen: 0,
             next_balance: vec![0; cpus],
         }
@@ -361,13 +367,20 @@ impl CacUle {
     /// Task `t`'s node, to change it (the order's generation moves on).
     fn task_node(&mut self, t: TaskId) -> &mut Node {
         self.gen += 1;
-        self.task_slot(t)
+        self.task_slot(t);
+        self.ver[t] += 1;
+        &mut self.tasks[t]
     }
 
     /// Entity `e`'s node, to change it (the order's generation moves on).
     fn node_mut(&mut self, e: EntityRef) -> &mut Node {
-        self.gen += 1;
-        self.slot(e)
+        match e.task {
+            Some(t) => self.task_node(t),
+            None => {
+                self.gen += 1;
+                self.slot(e)
+            }
+        }
     }
 
     /// Task `t`'s node, to read it (or fill its IS memo).
@@ -376,6 +389,7 @@ impl CacUle {
         if self.tasks.len() <= t {
             self.tasks.resize(t + 1, Node::default());
             self.listed.resize(t + 1, 0);
+            self.ver.resize(t + 1, 0);
         }
         &mut self.tasks[t]
     }
@@ -478,11 +492,6 @@ impl CacUle {
         let old_hrrn_x = (life.wrapping_shl(7) / ((n.vruntime >> 3) | 1)).max(1);
         n.start_time = now.wrapping_sub(max_life >> 1);
         n.vruntime = max_life.wrapping_shl(9) / old_hrrn_x;
-    }
-
-    /// Tasks a balancer reads: per CPU, its runnable fair tasks.
-    fn snapshot(tasks: &[Vec<TaskId>]) -> Vec<Vec<TaskId>> {
-        tasks.to_vec()
     }
 }
 

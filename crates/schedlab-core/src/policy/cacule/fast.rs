@@ -45,6 +45,12 @@ impl IsMemo {
         self.fill(life, vruntime, m)
     }
 
+    /// The last life this memo holds for (after [`Self::get`]: at least
+    /// the life it was asked about).
+    pub(super) fn last_life(&self) -> u64 {
+        self.hi
+    }
+
     #[cold]
     fn fill(&mut self, life: u64, vruntime: u64, m: u32) -> u32 {
         let val = interactivity_score(life, vruntime, m);
