@@ -59,8 +59,13 @@
 //! lives over which it holds (`IsMemo`; IS only changes at a few lives
 //! while a node waits); the cache and starvation terms divide by the
 //! run's fixed divisors with an exact multiply-shift (`DivBy`) and take
-//! m/q from a table for small q (`FactorDiv`); an RDB pass computes each
-//! CPU's candidate once, again only after a move to or from that CPU.
+//! m/q from a table for small q (`FactorDiv`), all in cacule/fast.rs;
+//! the scan is one call per list (`order_scan`). An RDB pass
+//! (cacule/rdb.rs) computes each CPU's candidate once, again only after a
+//! move to or from that CPU, reading each task's IS from a per-CPU memo
+//! (`CandMemo`: by list position, kept while the task's node and stamp are
+//! unchanged, `CacUle::ver`, and its IS memo covers its life) and copying
+//! a CPU's task list only when it moves a task.
 //!
 //! Departures (also docs/model.md, "CacULE"):
 //! * RDB candidates are computed when a balancer pass reads them, not published
