@@ -59,8 +59,13 @@
 //! lives over which it holds (`IsMemo`; IS only changes at a few lives
 //! while a node waits); the cache and starvation terms divide by the
 //! run's fixed divisors with an exact multiply-shift (`DivBy`) and take
-//! m/q from a table for small q (`FactorDiv`); an RDB pass computes each
-//! CPU's candidate once, again only after a move to or from that CPU.
+//! m/q from a table for small q (`FactorDiv`), all in cacule/fast.rs;
+//! the scan is one call per list (`order_scan`). An RDB pass
+//! (cacule/rdb.rs) computes each CPU's candidate once, again only after a
+//! move to or from that CPU, reading each task's IS from a per-CPU memo
+//! (`CandMemo`: by list position, kept while the task's node and stamp are
+//! unchanged, `CacUle::ver`, and its IS memo covers its life) and copying
+//! a CPU's task list only when it moves a task.
 //!
 //! Departures (also docs/model.md, "CacULE"):
 //! * RDB candidates are computed when a balancer pass reads them, not published
@@ -74,12 +79,13 @@
 //!   idle-CPU scan is the simulator's SIS_UTIL one.
 //! * Clock: `sched_clock()` is the simulated time (no clock skew).
 
+use crate::class::fair::entity::{ListEntry, SeId};
 use crate::class::fair::hooks::{EntityRef, FairHooks, QueueOrder, TickPreempt};
 use crate::class::fair::tunables::CFS_TUNABLES;
 use crate::class::EnqueueFlags;
 use crate::clock::{Ns, MSEC};
 use crate::cpuset::CpuId;
-use crate::machine::{Machine, MigrationKind};
+use crate::machine::Machine;
 use crate::plugin::SchedulerDef;
 use crate::task::TaskId;
 use crate::tunable::{Tunable, TunableSet};
@@ -301,205 +307,11 @@ pub struct Node {
     is_memo: IsMemo,
 }
 
-/// An IS value with the lives over which it holds for one vruntime:
-/// `interactivity_score(l, v, m) == val` for every `l` in `lo..=hi`.
-#[derive(Debug, Clone, Copy)]
-struct IsMemo {
-    v: u64,
-    lo: u64,
-    hi: u64,
-    val: u32,
-}
+mod fast;
+mod rdb;
 
-impl Default for IsMemo {
-    fn default() -> Self {
-        // An empty range: matches nothing.
-        IsMemo {
-            v: 0,
-            lo: u64::MAX,
-            hi: 0,
-            val: 0,
-        }
-    }
-}
-
-impl IsMemo {
-    /// The IS of a node with `life` and `vruntime`, from the memo when it
-    /// covers them, else computed and memoised with the range of lives
-    /// over which it stays the same.
-    ///
-    /// Exact because IS is monotone (non-increasing) in life for a fixed
-    /// vruntime (s = (l − v)|1 grows with l; m/(s/v) and 2m − m/(v/s) both
-    /// fall as s grows and meet at m) as long as 2·m fits the `unsigned
-    /// int` result (m < 2^31, else nothing is memoised): a value found at
-    /// both ends of a range holds across it, so the candidate end given
-    /// by the formulas below is kept only if the IS there is the same.
-    #[inline]
-    fn get(&mut self, life: u64, vruntime: u64, m: u32) -> u32 {
-        if self.v == vruntime && self.lo <= life && life <= self.hi {
-            return self.val;
-        }
-        self.fill(life, vruntime, m)
-    }
-
-    #[cold]
-    fn fill(&mut self, life: u64, vruntime: u64, m: u32) -> u32 {
-        let val = interactivity_score(life, vruntime, m);
-        let mut hi = life;
-        if m < 1 << 31 {
-            let end = is_flat_until(life, vruntime, m);
-            if end > life && interactivity_score(end, vruntime, m) == val {
-                hi = end;
-            }
-        }
-        *self = IsMemo {
-            v: vruntime,
-            lo: life,
-            hi,
-            val,
-        };
-        val
-    }
-}
-
-/// A life up to which `interactivity_score(·, vruntime, m)` should keep
-/// its value at `life` (checked by the caller: only a speed-up).
-fn is_flat_until(life: u64, vruntime: u64, m: u32) -> u64 {
-    let v = vruntime | 1;
-    if life <= v {
-        // s = 1 until life passes v.
-        return v;
-    }
-    let s = (life - v) | 1;
-    let m = u64::from(m);
-    let s_max = if s >= v {
-        // m/q holds for q up to m/(m/q) (forever once m/q = 0).
-        let q = s / v;
-        let q_hi = match m / q {
-            0 => u64::MAX,
-            x => m / x,
-        };
-        q_hi.saturating_add(1).saturating_mul(v).saturating_sub(1)
-    } else {
-        // 2m − m/r holds while v/s = r, i.e. s ≤ v/r.
-        v / (v / s)
-    };
-    // s ≤ life − v + 1.
-    s_max.saturating_add(v).saturating_sub(1)
-}
-
-/// Exact division by a divisor fixed for the run (`n / d` for every n):
-/// one multiplication for n < 2^62 with m = ⌈2^k/d⌉, k = 63 + ⌊log2 d⌋
-/// (so m ≤ 2^63): n·m/2^k = n/d + n·e/(d·2^k) with e = m·d − 2^k < d,
-/// and n·e < 2^k whenever n < 2^k/d, which holds for n < 2^62.
-#[derive(Debug, Clone, Copy)]
-struct DivBy {
-    d: u64,
-    m: u64,
-    k: u32,
-}
-
-impl DivBy {
-    fn new(d: u64) -> Self {
-        let d = d.max(1);
-        let k = 63 + (63 - d.leading_zeros());
-        let m = (1u128 << k).div_ceil(u128::from(d)) as u64;
-        DivBy { d, m, k }
-    }
-
-    #[inline]
-    fn div(&self, n: u64) -> u64 {
-        if n < 1 << 62 {
-            ((u128::from(n) * u128::from(self.m)) >> self.k) as u64
-        } else {
-            n / self.d
-        }
-    }
-}
-
-/// `m / q` for a factor m fixed for the run, from a table for small q.
-#[derive(Debug, Clone)]
-struct FactorDiv {
-    m: u64,
-    table: Vec<u64>,
-}
-
-impl FactorDiv {
-    const TABLE: u64 = 4096;
-
-    fn new(m: u32) -> Self {
-        let m = u64::from(m);
-        let n = Self::TABLE.min(m + 1);
-        FactorDiv {
-            m,
-            table: (0..n).map(|q| m.checked_div(q).unwrap_or(0)).collect(),
-        }
-    }
-
-    /// `m / q`, q ≥ 1.
-    #[inline]
-    fn of(&self, q: u64) -> u64 {
-        match self.table.get(q as usize) {
-            Some(x) => *x,
-            None if q > self.m => 0,
-            None => self.m / q,
-        }
-    }
-}
-
-/// `cache_score` and `starve_score` with the run's factors and divisors
-/// precomputed (the same u64 arithmetic, divisions by the fixed divisors
-/// and of the fixed factors replaced by exact shortcuts).
-#[derive(Debug, Clone)]
-struct FastTerms {
-    cache: FactorDiv,
-    cache_div: DivBy,
-    starve: FactorDiv,
-    starve_div: DivBy,
-}
-
-impl FastTerms {
-    fn new(f: &Factors) -> Self {
-        FastTerms {
-            cache: FactorDiv::new(f.cache),
-            cache_div: DivBy::new(f.cache_divisor),
-            starve: FactorDiv::new(f.starve),
-            starve_div: DivBy::new(f.starve_divisor),
-        }
-    }
-
-    /// `cache_score(since_exec_start, m_C, cache_divisor)`.
-    #[inline]
-    fn cache(&self, since_exec_start: u64) -> u32 {
-        let (m, divisor) = (self.cache.m, self.cache_div.d);
-        if m == 0 {
-            return 0;
-        }
-        let p = since_exec_start | 1;
-        let score = if divisor >= p {
-            self.cache.of(divisor / p)
-        } else {
-            (m << 1) - self.cache.of(self.cache_div.div(p))
-        };
-        score as u32
-    }
-
-    /// `starve_score(since_last_run, m_S, starve_divisor)`.
-    #[inline]
-    fn starve(&self, since_last_run: u64) -> u32 {
-        let (m, divisor) = (self.starve.m, self.starve_div.d);
-        if m == 0 {
-            return 0;
-        }
-        let t = since_last_run | 1;
-        let score = if divisor >= t {
-            (m << 1) - self.starve.of(divisor / t)
-        } else {
-            self.starve.of(self.starve_div.div(t))
-        };
-        score as u32
-    }
-}
+use fast::{FastTerms, IsMemo};
+use rdb::{CandMemo, Snapshot};
 
 /// CacULE as fair-class hooks.
 #[derive(Debug)]
@@ -517,6 +329,10 @@ pub struct CacUle {
     /// Per task: when it was last queued or picked (head of `cfs_tasks`).
     listed: Vec<u64>,
     stamp: u64,
+    /// Per task: moves on at every change to its node or stamp.
+    ver: Vec<u64>,
+    /// Per CPU: its tasks' IS as its last RDB candidate search found it.
+    cands: Vec<CandMemo>,
     /// Moves on at every change to a node (`FairHooks::order_generation`).
     gen: u64,
     /// Per CPU: `rq->next_balance` of the RDB.
@@ -546,6 +362,8 @@ impl CacUle {
             groups: vec![],
             listed: vec![],
             stamp: 0,
+            ver: vec![],
+            cands: vec![],
             gen: 0,
             next_balance: vec![0; cpus],
         }
@@ -554,13 +372,20 @@ impl CacUle {
     /// Task `t`'s node, to change it (the order's generation moves on).
     fn task_node(&mut self, t: TaskId) -> &mut Node {
         self.gen += 1;
-        self.task_slot(t)
+        self.task_slot(t);
+        self.ver[t] += 1;
+        &mut self.tasks[t]
     }
 
     /// Entity `e`'s node, to change it (the order's generation moves on).
     fn node_mut(&mut self, e: EntityRef) -> &mut Node {
-        self.gen += 1;
-        self.slot(e)
+        match e.task {
+            Some(t) => self.task_node(t),
+            None => {
+                self.gen += 1;
+                self.slot(e)
+            }
+        }
     }
 
     /// Task `t`'s node, to read it (or fill its IS memo).
@@ -569,6 +394,7 @@ impl CacUle {
         if self.tasks.len() <= t {
             self.tasks.resize(t + 1, Node::default());
             self.listed.resize(t + 1, 0);
+            self.ver.resize(t + 1, 0);
         }
         &mut self.tasks[t]
     }
@@ -634,6 +460,7 @@ impl CacUle {
 
     /// [`Self::score`], computed faster: IS memoised per node, the other
     /// terms with the run's divisions precomputed (same value).
+    #[inline]
     fn fast_score(&mut self, e: EntityRef, now: u64) -> u32 {
         let (mi, starve_curr) = (self.f.interactivity, self.f.starve.wrapping_mul(2));
         let n = self.slot(e);
@@ -670,11 +497,6 @@ impl CacUle {
         let old_hrrn_x = (life.wrapping_shl(7) / ((n.vruntime >> 3) | 1)).max(1);
         n.start_time = now.wrapping_sub(max_life >> 1);
         n.vruntime = max_life.wrapping_shl(9) / old_hrrn_x;
-    }
-
-    /// Tasks a balancer reads: per CPU, its runnable fair tasks.
-    fn snapshot(tasks: &[Vec<TaskId>]) -> Vec<Vec<TaskId>> {
-        tasks.to_vec()
     }
 }
 
@@ -755,6 +577,36 @@ impl FairHooks for CacUle {
         (score < 1 << 31).then_some((u64::from(idle) << 32) | u64::from(score))
     }
 
+    /// [`Self::order_key`]'s scan in one loop.
+    fn order_scan(
+        &mut self,
+        m: &Machine,
+        list: &[ListEntry],
+        except: Option<SeId>,
+    ) -> Option<Option<(u64, SeId)>> {
+        let mut best: Option<(u64, SeId)> = None;
+        for x in list.iter().rev() {
+            if Some(x.se) == except {
+                continue;
+            }
+            let idle = x.task.is_some_and(|t| m.tasks[t].policy == Policy::Idle);
+            let e = EntityRef {
+                se: x.se,
+                task: x.task,
+                is_curr: false,
+            };
+            let score = self.fast_score(e, m.now);
+            if score >= 1 << 31 {
+                return None;
+            }
+            let k = (u64::from(idle) << 32) | u64::from(score);
+            if best.is_none_or(|(bk, _)| k < bk) {
+                best = Some((k, x.se));
+            }
+        }
+        Some(best)
+    }
+
     fn entity_update_curr(&mut self, m: &Machine, e: EntityRef, _delta_exec: Ns, delta_fair: u64) {
         let n = self.node_mut(e);
         n.last_run = m.now;
@@ -814,236 +666,5 @@ impl FairHooks for CacUle {
             ("cacule_vruntime", n.vruntime as i64),
             ("cacule_start_time", n.start_time as i64),
         ]
-    }
-}
-
-/// What the RDB sees of every CPU during one pass, updated as it moves
-/// tasks (the kernel's moves take effect at once, under the rq locks).
-struct Snapshot {
-    nr: Vec<u32>,
-    tasks: Vec<Vec<TaskId>>,
-    /// Per CPU, its candidate once computed in this pass (nothing it
-    /// depends on changes within a pass but the CPU's task list, which
-    /// `CacUle::migrate` updates, forgetting the candidate).
-    cand: Vec<Option<Option<(TaskId, u32)>>>,
-}
-
-impl Snapshot {
-    fn new(m: &Machine, tasks: &[Vec<TaskId>]) -> Self {
-        Snapshot {
-            nr: m.rqs.iter().map(|r| r.nr_running).collect(),
-            tasks: CacUle::snapshot(tasks),
-            cand: vec![None; tasks.len()],
-        }
-    }
-}
-
-impl CacUle {
-    /// `update_IS`: the non-running task of `cpu` with the lowest IS
-    /// (ties: the one queued or picked last), with its IS.
-    fn candidate(&mut self, m: &Machine, snap: &mut Snapshot, cpu: CpuId) -> Option<(TaskId, u32)> {
-        if let Some(c) = snap.cand[cpu] {
-            return c;
-        }
-        let mut best: Option<(TaskId, u32, u64)> = None;
-        for &t in &snap.tasks[cpu] {
-            if m.rqs[cpu].curr == Some(t) {
-                continue;
-            }
-            let is = self.fast_task_is(t, m.now);
-            let listed = self.listed.get(t).copied().unwrap_or(0);
-            let better = match best {
-                None => true,
-                Some((_, bi, bl)) => is < bi || (is == bi && listed > bl),
-            };
-            if better {
-                best = Some((t, is, listed));
-            }
-        }
-        let c = best.map(|(t, is, _)| (t, is));
-        snap.cand[cpu] = Some(c);
-        c
-    }
-
-    /// `can_migrate_task` (RDB): not running, allowed there, has run since
-    /// its fork or last migration.
-    fn can_migrate(&self, m: &Machine, t: TaskId, dst: CpuId, src: CpuId) -> bool {
-        m.rqs[src].curr != Some(t)
-            && m.tasks[t].affinity.contains(dst)
-            && self.tasks.get(t).is_some_and(|n| n.exec_start != 0)
-    }
-
-    /// `pull_from_unlock` / `push_to_unlock`: move `t` from `src` to `dst`.
-    fn migrate(&mut self, m: &mut Machine, snap: &mut Snapshot, t: TaskId, src: CpuId, dst: CpuId) {
-        m.request_migration(t, dst, MigrationKind::Balance);
-        self.task_node(t).exec_start = 0;
-        snap.tasks[src].retain(|x| *x != t);
-        snap.tasks[dst].push(t);
-        snap.nr[src] = snap.nr[src].saturating_sub(1);
-        snap.nr[dst] += 1;
-        snap.cand[src] = None;
-        snap.cand[dst] = None;
-    }
-
-    /// Online CPUs other than `cpu` in the RDB's scan order: those sharing
-    /// `cpu`'s LLC, then all (`cores_round`).
-    fn rounds(m: &Machine, cpu: CpuId) -> Vec<CpuId> {
-        let others: Vec<CpuId> = m.online.iter().filter(|c| *c != cpu).collect();
-        let llc = others.iter().filter(|c| m.topo.share_cache(**c, cpu));
-        llc.chain(others.iter()).copied().collect()
-    }
-
-    /// `idle_try_pull_any` (tick) and `newidle_balance` (`newidle`: stop
-    /// once something else became runnable here).
-    fn pull_any(&mut self, m: &mut Machine, snap: &mut Snapshot, dst: CpuId, newidle: bool) {
-        for src in Self::rounds(m, dst) {
-            if snap.nr[src] < 2 {
-                continue;
-            }
-            let Some((p, _)) = self.candidate(m, snap, src) else {
-                continue;
-            };
-            if self.can_migrate(m, p, dst, src) {
-                self.migrate(m, snap, p, src, dst);
-                return;
-            }
-            if newidle && snap.nr[dst] > 0 {
-                return;
-            }
-        }
-    }
-
-    /// `try_pull_higher_IS`: pull the candidate whose IS is the lowest of
-    /// all CPUs with ≥ 2 tasks, if lower than this CPU's own candidate's.
-    fn pull_higher_is(&mut self, m: &mut Machine, snap: &mut Snapshot, dst: CpuId) {
-        let mut max_is = self.candidate(m, snap, dst).map_or(u32::MAX, |c| c.1);
-        let mut from = None;
-        for src in m.online.iter().filter(|c| *c != dst) {
-            if snap.nr[src] < 2 {
-                continue;
-            }
-            if let Some((_, is)) = self.candidate(m, snap, src) {
-                if is < max_is {
-                    max_is = is;
-                    from = Some(src);
-                }
-            }
-        }
-        let Some(src) = from else { return };
-        if let Some((p, _)) = self.candidate(m, snap, src) {
-            if snap.nr[src] > 1 && self.can_migrate(m, p, dst, src) {
-                self.migrate(m, snap, p, src, dst);
-            }
-        }
-    }
-
-    /// `try_push_any`: push this CPU's candidate to a CPU running fewer
-    /// than this CPU's count − 1 tasks.
-    fn push_any(&mut self, m: &mut Machine, snap: &mut Snapshot, src: CpuId) {
-        for dst in Self::rounds(m, src) {
-            if snap.nr[dst] >= snap.nr[src].saturating_sub(1) {
-                continue;
-            }
-            let Some((p, _)) = self.candidate(m, snap, src) else {
-                return;
-            };
-            if self.can_migrate(m, p, dst, src) {
-                self.migrate(m, snap, p, src, dst);
-                return;
-            }
-        }
-    }
-
-    /// `try_pull_any`: pull from the first CPU (LLC first) with ≥ 2 tasks
-    /// whose candidate's IS is lower than this CPU's own candidate's.
-    fn pull_lower_is(&mut self, m: &mut Machine, snap: &mut Snapshot, dst: CpuId) {
-        let this_is = self.candidate(m, snap, dst).map_or(u32::MAX, |c| c.1);
-        for src in Self::rounds(m, dst) {
-            if snap.nr[src] < 2 {
-                continue;
-            }
-            let Some((p, is)) = self.candidate(m, snap, src) else {
-                continue;
-            };
-            if is >= this_is {
-                continue;
-            }
-            if self.can_migrate(m, p, dst, src) {
-                self.migrate(m, snap, p, src, dst);
-                return;
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::rng::Rng;
-
-    /// Values around the divisors, their multiples and the 2^62 switch.
-    fn samples(rng: &mut Rng, scale: u64) -> Vec<u64> {
-        let mut v: Vec<u64> = vec![0, 1, 2, 3, (1 << 62) - 1, 1 << 62, u64::MAX, u64::MAX - 1];
-        for k in [1u64, 2, 3, 999, 1000, 4095, 4096, 4097, 1 << 20] {
-            let x = k.saturating_mul(scale);
-            v.extend([x.saturating_sub(1), x, x.saturating_add(1)]);
-        }
-        for _ in 0..2000 {
-            let r = rng.next_u64();
-            v.push(r >> (r % 64));
-        }
-        v
-    }
-
-    #[test]
-    fn the_fast_terms_equal_the_kernel_formulas() {
-        let mut rng = Rng::new(7);
-        for (mc, c, ms, d) in [
-            (13_107, MSEC, 19_660, 3 * MSEC),
-            (0, 1, 0, 1),
-            (1, 1, 1, 7),
-            (i32::MAX as u32, 1_000_000_000, 5, 999_999_937),
-            (4096, 4095, 4095, 4097),
-        ] {
-            let f = Factors {
-                interactivity: 65_536,
-                cache: mc,
-                cache_divisor: c,
-                starve: ms,
-                starve_divisor: d,
-            };
-            let fast = FastTerms::new(&f);
-            for x in samples(&mut rng, c.max(d)) {
-                assert_eq!(fast.cache(x), cache_score(x, mc, c), "cache {x} {mc} {c}");
-                assert_eq!(
-                    fast.starve(x),
-                    starve_score(x, ms, d),
-                    "starve {x} {ms} {d}"
-                );
-            }
-            for n in samples(&mut rng, c) {
-                assert_eq!(DivBy::new(c).div(n), n / c, "{n} / {c}");
-            }
-        }
-    }
-
-    #[test]
-    fn the_is_memo_returns_the_formula_at_every_life() {
-        let mut rng = Rng::new(11);
-        for m in [65_536u32, 1, 3, (1 << 31) - 1, 1 << 31, u32::MAX] {
-            for v in [0u64, 1, 2, 1000, 4_000_000, YIELD_MARK | 77, u64::MAX] {
-                let mut memo = IsMemo::default();
-                let mut life = rng.next_u64() % 1000;
-                for _ in 0..3000 {
-                    assert_eq!(
-                        memo.get(life, v, m),
-                        interactivity_score(life, v, m),
-                        "life {life} v {v} m {m}"
-                    );
-                    let r = rng.next_u64();
-                    life = life.saturating_add(r >> (20 + r % 44));
-                }
-            }
-        }
     }
 }

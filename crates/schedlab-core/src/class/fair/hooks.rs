@@ -16,7 +16,7 @@
 //! class; where a hook asks for a change (a new weight), the fair class
 //! carries it out after the hook returns.
 
-use super::entity::SeId;
+use super::entity::{ListEntry, SeId};
 use super::weights::LoadWeight;
 use crate::class::EnqueueFlags;
 use crate::clock::Ns;
@@ -132,6 +132,37 @@ pub trait FairHooks: std::fmt::Debug {
     /// decisions are the same. Default: None.
     fn order_key(&mut self, _m: &Machine, _e: EntityRef) -> Option<u64> {
         None
+    }
+
+    /// The scan of [`Self::order_key`] over `list` from its back (the
+    /// list's head) to its front, leaving out `except`: the first entry
+    /// with the lowest key and that key, Some(None) for nothing scanned,
+    /// or None if some entity has no key. Listed entities are queued,
+    /// never their queue's curr. A policy overrides it only to scan
+    /// faster (one call per list instead of one per entity); the default
+    /// calls [`Self::order_key`] per entry.
+    fn order_scan(
+        &mut self,
+        m: &Machine,
+        list: &[ListEntry],
+        except: Option<SeId>,
+    ) -> Option<Option<(u64, SeId)>> {
+        let mut best: Option<(u64, SeId)> = None;
+        for x in list.iter().rev() {
+            if Some(x.se) == except {
+                continue;
+            }
+            let e = EntityRef {
+                se: x.se,
+                task: x.task,
+                is_curr: false,
+            };
+            let k = self.order_key(m, e)?;
+            if best.is_none_or(|(bk, _)| k < bk) {
+                best = Some((k, x.se));
+            }
+        }
+        Some(best)
     }
 
     /// A number that changes whenever anything [`Self::order_key`] reads

@@ -113,22 +113,7 @@ impl Fair {
             gen == Some(c.gen) && c.now == m.now && c.edits == edits && c.len <= list.len()
         });
         let from = memo.map_or(0, |c| c.len);
-        let mut best: Option<(u64, SeId)> = None;
-        for x in list[from..].iter().rev() {
-            if Some(x.se) == except {
-                continue;
-            }
-            // Listed entities are queued, never their queue's curr.
-            let e = EntityRef {
-                se: x.se,
-                task: x.task,
-                is_curr: false,
-            };
-            let k = self.hooks.order_key(m, e)?;
-            if best.is_none_or(|(bk, _)| k < bk) {
-                best = Some((k, x.se));
-            }
-        }
+        let mut best = self.hooks.order_scan(m, &list[from..], except)?;
         if let Some((ok, os)) = memo.and_then(|c| c.best) {
             if best.is_none_or(|(bk, _)| ok < bk) {
                 best = Some((ok, os));
