@@ -113,3 +113,26 @@ def test_repro_shootout(tmp_path):
     assert other["bmq"]["p99"] < 100 and other["eevdf"]["p99"] > 1000
     md = (out / "report.md").read_text()
     assert "Spearman" in md and "| cfs | 959.00 | 2919.00 |" in md
+
+
+def test_shootout_probes_respond_to_load_as_the_spec_predicts():
+    """On a small machine (2 CPUs, 32 hogs per CPU as in the seed's 256-hog run), shootout.md §4.5:
+    FIFO probes see the same decisions under every scheduler; SCHED_OTHER probes wait for the tick
+    under EEVDF, never under BMQ (a boosted probe outranks the deboosted hogs)."""
+    from schedlab.repro import load_spec
+    from schedlab.repro.shootout import SLACK_US, _jitter, _run, lateness
+
+    spec = load_spec("shootout")
+    spec = {**spec, "platform": {**spec["platform"], "cpus": 2, "smt": 1},
+            "jitter": {**spec["jitter"], "seconds": 1}}
+    probes = ["probe0", "probe1"]
+
+    def p99(sched, probe):
+        r = _run(spec, _jitter(spec, probe, 64), sched, 0, trace=True)
+        by_probe = lateness(r.ftrace_text(), probes, 0.0 if probe else SLACK_US)
+        xs = sorted(x for v in by_probe.values() for x in v)
+        return xs[int(0.99 * len(xs))]
+
+    fifo = {s: p99(s, {"policy": "SCHED_FIFO", "priority": 80}) for s in ("cfs", "eevdf", "bmq", "pds", "tt")}
+    assert len(set(fifo.values())) == 1, fifo
+    assert p99("bmq", {}) < 100 < 1000 < p99("eevdf", {})
