@@ -17,7 +17,9 @@
 //! * `schedlab-worker pingpong CPU ROUNDS` prints the mean ns of one
 //!   round trip between two threads pinned to CPU through a socket pair
 //!   (two context switches and two pipe calls each way, as `perf bench
-//!   sched pipe`).
+//!   sched pipe`);
+//! * `schedlab-worker wakeup FROM TO ROUNDS` prints the median ns from a
+//!   write on CPU FROM to the blocked reader on idle CPU TO running again.
 //!
 //! Each thread (attrs.rs) names itself (comm), joins its cgroup, sets its
 //! affinity and its `sched_setattr` attributes (policy, nice / RT priority
@@ -167,6 +169,25 @@ fn main() {
                 Ok(ns) => println!("{{\"round_trip_ns\": {ns:.1}}}"),
                 Err(e) => {
                     eprintln!("schedlab-worker: pingpong: {e}");
+                    std::process::exit(1);
+                }
+            }
+        }
+        Some("wakeup") => {
+            let parse = |i: usize| args.get(i).and_then(|s| s.parse::<u64>().ok());
+            let (Some(from), Some(to), Some(rounds)) = (parse(2), parse(3), parse(4)) else {
+                eprintln!("usage: schedlab-worker wakeup FROM_CPU TO_CPU ROUNDS");
+                std::process::exit(2);
+            };
+            let max = libc::CPU_SETSIZE as u64;
+            if from >= max || to >= max || rounds == 0 || rounds > 1_000_000 {
+                eprintln!("schedlab-worker: wakeup: CPUs below {max} and 1..=1000000 rounds");
+                std::process::exit(2);
+            }
+            match pingpong::remote_wake_ns(from as usize, to as usize, rounds) {
+                Ok(ns) => println!("{{\"remote_wake_p50_ns\": {ns}}}"),
+                Err(e) => {
+                    eprintln!("schedlab-worker: wakeup: {e}");
                     std::process::exit(1);
                 }
             }

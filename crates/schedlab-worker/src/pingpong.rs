@@ -46,3 +46,41 @@ pub fn round_trip_ns(cpu: usize, rounds: u64) -> Result<f64, String> {
         .map_err(|_| "pingpong peer panicked".to_string())??;
     Ok((t1 - t0) as f64 / rounds.max(1) as f64)
 }
+
+/// Median ns from a write on `from` to the blocked reader on `to` running
+/// again (`schedlab-worker wakeup FROM TO ROUNDS`): a remote wakeup of a
+/// task whose CPU is idle (the waker pauses 1 ms between rounds, so the
+/// reader's CPU goes idle): the wakeup, the IPI, the idle exit and the
+/// switch, plus a write and a read.
+pub fn remote_wake_ns(from: usize, to: usize, rounds: u64) -> Result<u64, String> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
+    let (mut a, mut b) = UnixStream::pair().map_err(|e| e.to_string())?;
+    let sent = Arc::new(AtomicU64::new(0));
+    let seen = sent.clone();
+    let reader = std::thread::spawn(move || -> Result<Vec<u64>, String> {
+        pin(to)?;
+        let mut byte = [0u8; 1];
+        let mut lat = Vec::with_capacity(rounds as usize);
+        for _ in 0..rounds {
+            b.read_exact(&mut byte).map_err(|e| e.to_string())?;
+            let now = crate::program::now_ns();
+            lat.push(now.saturating_sub(seen.load(Ordering::SeqCst)));
+            b.write_all(&byte).map_err(|e| e.to_string())?;
+        }
+        Ok(lat)
+    });
+    pin(from)?;
+    let mut byte = [1u8; 1];
+    for _ in 0..rounds {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        sent.store(crate::program::now_ns(), Ordering::SeqCst);
+        a.write_all(&byte).map_err(|e| e.to_string())?;
+        a.read_exact(&mut byte).map_err(|e| e.to_string())?;
+    }
+    let mut lat = reader
+        .join()
+        .map_err(|_| "wakeup reader panicked".to_string())??;
+    lat.sort_unstable();
+    Ok(lat.get(lat.len() / 2).copied().unwrap_or(0))
+}

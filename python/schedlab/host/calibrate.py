@@ -9,11 +9,13 @@ thread times how late it runs after each of its sleeps (``sleep_lateness_ns``), 
 * ``busy_rt``: the same beside a hog on that CPU: IRQ, wakeup, preemption, switch.
 * ``idle_other``: a SCHED_OTHER sleeper alone: ``idle_rt`` plus the timer slack.
 * ``pingpong``: two switches and two socket write/read pairs per round trip.
+* ``wakeup``: a write on the first CPU waking a reader blocked on the measuring CPU, idle.
 
 Tunables: ``context_switch_ns`` = round trip / 2 (an upper bound: it includes the socket calls);
 ``wakeup_ns`` = busy_rt p50 − context_switch_ns (at least 0); ``idle_exit_ns`` = idle_rt p50 −
-busy_rt p50; ``timer_slack_ns`` = idle_other p50 − idle_rt p50; HZ from the kernel. Not measured:
-the remote-wakeup IPI (``ipi_ns`` keeps its default) and the SMT factor (not modelled yet).
+busy_rt p50; ``timer_slack_ns`` = idle_other p50 − idle_rt p50; ``ipi_ns`` = remote wakeup p50 −
+idle_rt p50 (an upper bound: it includes a write and a read); HZ from the kernel. Not measured: the
+SMT factor (this needs SMT siblings).
 """
 
 from __future__ import annotations
@@ -69,6 +71,16 @@ def calibrate(seconds: int = 3, log: Callable[[str], None] = lambda s: None) -> 
     if out.returncode != 0:
         raise HostError(f"calibrate: pingpong: {out.stderr.strip()}")
     m["pingpong_round_trip_ns"] = round(json.loads(out.stdout)["round_trip_ns"])
+    not_measured = {"smt_factor": "the SMT factor needs SMT siblings and is not measured yet"}
+    if len(cpus) >= 2:
+        log("calibrate: remote wakeup")
+        out = subprocess.run([os.path.abspath(WORKER), "wakeup", str(cpus[0]), str(cpu), "1000"],
+                             capture_output=True, text=True, timeout=120)
+        if out.returncode != 0:
+            raise HostError(f"calibrate: wakeup: {out.stderr.strip()}")
+        m["remote_wake_p50_ns"] = int(json.loads(out.stdout)["remote_wake_p50_ns"])
+    else:
+        not_measured["ipi_ns"] = "one CPU: no remote wakeup to measure; the default stays"
     cs = m["pingpong_round_trip_ns"] // 2
     tun = {
         "context_switch_ns": cs,
@@ -76,6 +88,10 @@ def calibrate(seconds: int = 3, log: Callable[[str], None] = lambda s: None) -> 
         "idle_exit_ns": max(0, m["idle_rt_lateness_p50_ns"] - m["busy_rt_lateness_p50_ns"]),
         "timer_slack_ns": max(0, m["idle_other_lateness_p50_ns"] - m["idle_rt_lateness_p50_ns"]),
     }
+    if "remote_wake_p50_ns" in m:
+        # A remote wakeup onto an idle CPU against a local one (the idle FIFO sleeper): the
+        # difference is the IPI, plus a write and a read (an upper bound).
+        tun["ipi_ns"] = max(0, m["remote_wake_p50_ns"] - m["idle_rt_lateness_p50_ns"])
     return {
         "schedlab_machine_profile": 1,
         "measured_on": {"kernel": f.get("kernel"), "cpus": len(cpus), "hz": f.get("hz"),
@@ -84,8 +100,5 @@ def calibrate(seconds: int = 3, log: Callable[[str], None] = lambda s: None) -> 
         "hz": int(f.get("hz") or 250),
         "tunables": tun,
         "measurements": m,
-        "not_measured": {
-            "ipi_ns": "remote wakeups are not measured yet; the default stays",
-            "smt_factor": "the simulator has no SMT throughput model yet",
-        },
+        "not_measured": not_measured,
     }
