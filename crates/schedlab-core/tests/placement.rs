@@ -70,3 +70,24 @@ fn a_busiest_cpu_with_only_pinned_tasks_is_skipped() {
         }
     }
 }
+
+/// LBF_DST_PINNED (6.12 `can_migrate_task`, `sched_balance_rq`'s
+/// `more_balance`): 2 LLCs of 2 CPUs; three hogs may run on CPUs 1 and 2
+/// only and start on CPU 2. The idle balancer of the first LLC is CPU 0
+/// (the first idle CPU of its group), which none may run on: it hands the
+/// pull to CPU 1 of its group. Without that CPU 1 stayed idle for the run.
+#[test]
+fn a_task_pinned_away_from_the_balancer_goes_to_its_group_sibling() {
+    let text = r#"{"global": {"duration": 2}, "tasks": {
+        "h": {"instance": 3, "phases": {
+            "start": {"cpus": [2], "run": 1000},
+            "go": {"cpus": [1, 2], "run": 100000000}}}}}"#;
+    for kind in BOTH {
+        let mut c = cfg(kind, 4);
+        c.cpus_per_llc = 2;
+        let r = run(text, c);
+        let util: Vec<f64> = r.metrics.cpu.iter().map(|c| c.utilisation).collect();
+        assert!(util[1] > 0.95 && util[2] > 0.95, "{kind}: {util:?}");
+        assert!(util[0] == 0.0 && util[3] == 0.0, "{kind}: {util:?}");
+    }
+}

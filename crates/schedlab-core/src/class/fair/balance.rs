@@ -225,6 +225,15 @@ struct Env {
     cpus: CpuSet,
     /// `LBF_ALL_PINNED`: no task of the source may run on dst.
     all_pinned: bool,
+    /// The CPU whose domain is balanced (dst may move within its group).
+    home: CpuId,
+    /// `env->dst_grpmask`: the local group.
+    dst_group: CpuSet,
+    /// `LBF_DST_PINNED` / `new_dst_cpu`: a CPU of the local group that can
+    /// take a task pinned away from dst.
+    new_dst: Option<CpuId>,
+    /// Tasks already chosen (detached) in this balance pass.
+    detached: Vec<TaskId>,
 }
 
 impl Fair {
@@ -448,8 +457,8 @@ impl Fair {
         if m.rqs[src].nr_running <= 1 {
             return 0;
         }
-        let failed = self.lb.doms[env.dst][env.level].failed;
-        let tries = self.lb.doms[env.dst][env.level].cache_nice_tries;
+        let failed = self.lb.doms[env.home][env.level].failed;
+        let tries = self.lb.doms[env.home][env.level].cache_nice_tries;
         // can_migrate_task clears LBF_ALL_PINNED for any task allowed on
         // dst, the running one included (it is rejected afterwards).
         env.all_pinned = !self.cpu_tasks[src]
@@ -458,7 +467,7 @@ impl Fair {
         let mut cands: Vec<TaskId> = self.cpu_tasks[src]
             .iter()
             .copied()
-            .filter(|t| m.rqs[src].curr != Some(*t))
+            .filter(|t| m.rqs[src].curr != Some(*t) && !env.detached.contains(t))
             .collect();
         // Tail of cfs_tasks first: least recently run.
         cands.sort_by_key(|t| (m.tasks[*t].last_run_start, *t));
@@ -470,6 +479,12 @@ impl Fair {
                 break;
             }
             if !m.tasks[t].affinity.contains(env.dst) {
+                // LBF_SOME_PINNED: remember a CPU of the local group that
+                // could take it (not for newly-idle balancing).
+                if env.idle != IdleType::NewlyIdle && env.new_dst.is_none() {
+                    let aff = m.tasks[t].affinity;
+                    env.new_dst = env.dst_group.and(&env.cpus).and(&aff).iter().next();
+                }
                 continue;
             }
             if self.task_hot(m, env, t) && failed <= tries {
@@ -493,6 +508,7 @@ impl Fair {
                 Migration::Task => env.imbalance -= 1,
             }
             m.request_migration(t, env.dst, MigrationKind::Balance);
+            env.detached.push(t);
             moved += 1;
             src_nr -= 1;
             if env.idle == IdleType::NewlyIdle || env.imbalance <= 0 {
@@ -512,6 +528,10 @@ impl Fair {
             mtype: Migration::Task,
             cpus: self.lb.doms[dst][level].span.and(&m.online),
             all_pinned: false,
+            home: dst,
+            dst_group: CpuSet::default(),
+            new_dst: None,
+            detached: vec![],
         };
         let local = self.lb.doms[dst][level]
             .groups
@@ -540,7 +560,18 @@ impl Fair {
             let Some(src) = self.find_busiest_queue(m, &env, &group) else {
                 return balanced(self);
             };
-            let moved = self.detach_tasks(m, &mut env, src);
+            env.dst_group = local;
+            let mut moved = self.detach_tasks(m, &mut env, src);
+            // LBF_DST_PINNED: tasks pinned away from dst that another CPU of
+            // the local group can take: go on with that CPU as dst, same
+            // source (`more_balance`), dst no longer eligible.
+            while env.imbalance > 0 {
+                let Some(nd) = env.new_dst.take() else { break };
+                env.cpus.remove(env.dst);
+                env.dst = nd;
+                moved += self.detach_tasks(m, &mut env, src);
+            }
+            env.dst = dst;
             if moved == 0 && env.all_pinned {
                 env.cpus.remove(src);
                 if env.cpus.iter().any(|c| !local.contains(c)) {
