@@ -61,8 +61,10 @@ pub struct Balancer {
     next_balance: Vec<(Ns, bool)>,
 }
 
+/// `enum group_type` as far as this model uses it, best first (periodic
+/// balancing and the fork path, select.rs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum GroupType {
+pub(super) enum GroupType {
     HasSpare,
     FullyBusy,
     Overloaded,

@@ -9,6 +9,7 @@
 //! CPU. Simplifications (docs/model.md): no EAS, no asymmetric capacity
 //! search, WF_SYNC is never set (rt-app wakeups are not sync).
 
+use super::balance::GroupType;
 use super::Fair;
 use crate::class::{WakeFlags, Waker};
 use crate::clock::{Ns, SEC};
@@ -17,18 +18,10 @@ use crate::machine::Machine;
 use crate::task::TaskId;
 use crate::workload::Policy;
 
-/// `enum group_type` as far as the fork path uses it, best first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum GroupKind {
-    HasSpare,
-    FullyBusy,
-    Overloaded,
-}
-
 /// `struct sg_lb_stats` for the fork path.
 #[derive(Debug, Clone, Copy)]
 struct ForkGroupStats {
-    kind: GroupKind,
+    kind: GroupType,
     avg_load: u64,
     util: u64,
     idle: u64,
@@ -244,9 +237,9 @@ impl Fair {
         }
         let weight = group.count() as u64;
         let kind = match nr.cmp(&weight) {
-            std::cmp::Ordering::Less => GroupKind::HasSpare,
-            std::cmp::Ordering::Equal => GroupKind::FullyBusy,
-            std::cmp::Ordering::Greater => GroupKind::Overloaded,
+            std::cmp::Ordering::Less => GroupType::HasSpare,
+            std::cmp::Ordering::Equal => GroupType::FullyBusy,
+            std::cmp::Ordering::Greater => GroupType::Overloaded,
         };
         ForkGroupStats {
             kind,
@@ -287,7 +280,7 @@ impl Fair {
                     std::cmp::Ordering::Less => true,
                     std::cmp::Ordering::Greater => false,
                     std::cmp::Ordering::Equal => match st.kind {
-                        GroupKind::HasSpare => {
+                        GroupType::HasSpare => {
                             st.idle > b.idle || (st.idle == b.idle && st.util < b.util)
                         }
                         _ => st.avg_load < b.avg_load,
@@ -306,7 +299,7 @@ impl Fair {
             return (local.kind > idlest.kind).then_some(group);
         }
         match local.kind {
-            GroupKind::HasSpare => (local.idle < idlest.idle).then_some(group),
+            GroupType::HasSpare => (local.idle < idlest.idle).then_some(group),
             _ => {
                 let imbalance = 1024 * (pct - 100) / 100;
                 let stay = idlest.avg_load >= local.avg_load + imbalance
