@@ -114,6 +114,15 @@ impl Simulator {
         self.m.rqs[cpu].seg_end = Some(end);
     }
 
+    /// Re-time `cpu`'s running segment at its current rate (after a
+    /// frequency or SMT-sibling change settled the work done so far).
+    pub(crate) fn retime_segment(&mut self, cpu: CpuId) {
+        if self.m.rqs[cpu].seg_end.is_some() {
+            let delay = self.m.rqs[cpu].seg_start.saturating_sub(self.m.now);
+            self.start_segment(cpu, delay);
+        }
+    }
+
     /// `__schedule` on `cpu`.
     pub(crate) fn schedule(&mut self, cpu: CpuId) {
         self.server_update(cpu);

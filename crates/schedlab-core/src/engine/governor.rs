@@ -217,10 +217,7 @@ impl super::Simulator {
         }
         rq.freq_khz = khz;
         rq.freq_since = now;
-        if rq.seg_end.is_some() {
-            let delay = rq.seg_start.saturating_sub(now);
-            self.start_segment(cpu, delay);
-        }
+        self.retime_segment(cpu);
     }
 }
 

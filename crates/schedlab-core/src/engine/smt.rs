@@ -63,10 +63,7 @@ impl Simulator {
     /// After the change: re-time the siblings' segments at the new speed.
     pub(crate) fn smt_retime(&mut self, sibs: Vec<CpuId>) {
         for s in sibs {
-            if self.m.rqs[s].seg_end.is_some() {
-                let delay = self.m.rqs[s].seg_start.saturating_sub(self.m.now);
-                self.start_segment(s, delay);
-            }
+            self.retime_segment(s);
         }
     }
 }
