@@ -136,17 +136,8 @@ fn main() {
                     eprintln!("usage: schedlab-worker calibrate [CPU]");
                     std::process::exit(2);
                 };
-                // SAFETY: a zeroed cpu_set_t with one CPU set, passed with its size.
-                let rc = unsafe {
-                    let mut set: libc::cpu_set_t = std::mem::zeroed();
-                    libc::CPU_SET(cpu, &mut set);
-                    libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
-                };
-                if rc != 0 {
-                    eprintln!(
-                        "schedlab-worker: calibrate on CPU {cpu}: {}",
-                        std::io::Error::last_os_error()
-                    );
+                if let Err(e) = pingpong::pin(cpu) {
+                    eprintln!("schedlab-worker: calibrate on CPU {cpu}: {e}");
                     std::process::exit(1);
                 }
             }

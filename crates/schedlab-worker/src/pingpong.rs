@@ -6,7 +6,8 @@
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 
-fn pin(cpu: usize) -> Result<(), String> {
+/// Pin the calling thread to `cpu` (< CPU_SETSIZE).
+pub fn pin(cpu: usize) -> Result<(), String> {
     // SAFETY: a zeroed cpu_set_t with one CPU set, passed with its size.
     let rc = unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
@@ -14,10 +15,7 @@ fn pin(cpu: usize) -> Result<(), String> {
         libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
     };
     if rc != 0 {
-        return Err(format!(
-            "pin to CPU {cpu}: {}",
-            std::io::Error::last_os_error()
-        ));
+        return Err(std::io::Error::last_os_error().to_string());
     }
     Ok(())
 }
@@ -26,7 +24,7 @@ fn pin(cpu: usize) -> Result<(), String> {
 pub fn round_trip_ns(cpu: usize, rounds: u64) -> Result<f64, String> {
     let (mut a, mut b) = UnixStream::pair().map_err(|e| e.to_string())?;
     let peer = std::thread::spawn(move || -> Result<(), String> {
-        pin(cpu)?;
+        pin(cpu).map_err(|e| format!("pin to CPU {cpu}: {e}"))?;
         let mut byte = [0u8; 1];
         for _ in 0..rounds {
             b.read_exact(&mut byte).map_err(|e| e.to_string())?;
@@ -34,7 +32,7 @@ pub fn round_trip_ns(cpu: usize, rounds: u64) -> Result<f64, String> {
         }
         Ok(())
     });
-    pin(cpu)?;
+    pin(cpu).map_err(|e| format!("pin to CPU {cpu}: {e}"))?;
     let mut byte = [1u8; 1];
     let t0 = crate::program::now_ns();
     for _ in 0..rounds {
@@ -59,7 +57,7 @@ pub fn remote_wake_ns(from: usize, to: usize, rounds: u64) -> Result<u64, String
     let sent = Arc::new(AtomicU64::new(0));
     let seen = sent.clone();
     let reader = std::thread::spawn(move || -> Result<Vec<u64>, String> {
-        pin(to)?;
+        pin(to).map_err(|e| format!("pin to CPU {to}: {e}"))?;
         let mut byte = [0u8; 1];
         let mut lat = Vec::with_capacity(rounds as usize);
         for _ in 0..rounds {
@@ -70,7 +68,7 @@ pub fn remote_wake_ns(from: usize, to: usize, rounds: u64) -> Result<u64, String
         }
         Ok(lat)
     });
-    pin(from)?;
+    pin(from).map_err(|e| format!("pin to CPU {from}: {e}"))?;
     let mut byte = [1u8; 1];
     for _ in 0..rounds {
         std::thread::sleep(std::time::Duration::from_millis(1));
