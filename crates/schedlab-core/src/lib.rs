@@ -28,6 +28,7 @@ pub mod cpuset;
 pub mod engine;
 pub mod event;
 pub mod exectime;
+pub mod histogram;
 pub mod machine;
 pub mod metrics;
 pub mod pelt;

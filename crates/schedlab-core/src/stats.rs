@@ -2,14 +2,14 @@
 //! the reported, self-describing metrics.
 
 use crate::clock::Ns;
-use hdrhistogram::Histogram;
+use crate::histogram::LatencyHistogram;
 
-/// Exact min/max/sum plus an HDR histogram (3 significant digits) of a
-/// latency in ns.
+/// Exact min/max/sum plus a histogram with HdrHistogram's bins (3
+/// significant digits, [`crate::histogram`]) of a latency in ns.
 #[derive(Debug, Clone, Default)]
 pub struct LatencyStats {
-    /// Histogram, created on first sample.
-    pub hist: Option<Histogram<u64>>,
+    /// Histogram of the samples.
+    pub hist: LatencyHistogram,
     /// Samples.
     pub count: u64,
     /// Sum of samples.
@@ -23,11 +23,7 @@ pub struct LatencyStats {
 impl LatencyStats {
     /// Add one sample.
     pub fn record(&mut self, v: Ns) {
-        let h = self
-            .hist
-            .get_or_insert_with(|| Histogram::new(3).unwrap_or_else(|_| unreachable_hist()));
-        // Auto-resizing histograms accept any u64; saturate on the impossible error.
-        let _ = h.record(v);
+        self.hist.record(v);
         if self.count == 0 || v < self.min {
             self.min = v;
         }
@@ -38,7 +34,7 @@ impl LatencyStats {
 
     /// Value at quantile `q` (0..=1), ns.
     pub fn quantile(&self, q: f64) -> Ns {
-        self.hist.as_ref().map_or(0, |h| h.value_at_quantile(q))
+        self.hist.value_at_quantile(q)
     }
 
     /// Mean, ns.
@@ -49,11 +45,6 @@ impl LatencyStats {
             self.sum as f64 / self.count as f64
         }
     }
-}
-
-fn unreachable_hist() -> Histogram<u64> {
-    // new(3) only fails for sigfig > 5; keep clippy's unwrap_used happy.
-    Histogram::new_with_bounds(1, u64::MAX / 2, 2).unwrap_or_else(|_| std::process::abort())
 }
 
 /// One activation of a periodic rt-app timer, i.e. one completed job: the

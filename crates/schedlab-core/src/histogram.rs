@@ -1,0 +1,205 @@
+//! A latency histogram with HdrHistogram's bins (3 significant digits, lowest
+//! discernible value 1 ns), stored sparsely.
+//!
+//! Why not the `hdrhistogram` crate itself: its counts array is dense, so one
+//! histogram of nanosecond latencies covering a few hundred milliseconds
+//! holds about 20,000 counters (~170 KB), grows by copying, and
+//! `value_at_quantile` scans every counter. With one histogram per task that
+//! was most of the memory and, at 10,000 tasks, most of the run time
+//! (issue 18). A task's latencies fall into a few hundred distinct bins at
+//! most, so the bins that hold samples are kept here in a sorted vector.
+//!
+//! The bins, and every answer of [`LatencyHistogram::value_at_quantile`], are
+//! exactly those of `hdrhistogram::Histogram::<u64>::new(3)` (version 7.5/7.6,
+//! `value_at_quantile`): a test records random samples into both and compares.
+//!
+//! HdrHistogram's layout with 3 significant digits and unit 1: a sub-bucket
+//! count of 2048 (the power of two above 2·10³), so bucket 0 holds the values
+//! 0..2047 at resolution 1 and bucket b ≥ 1 the values 1024·2^b..2048·2^b at
+//! resolution 2^b; the counts index of a value is `((b + 1) << 10) + sub − 1024`
+//! with `sub = value >> b`.
+
+use crate::clock::Ns;
+
+/// log2 of half the sub-bucket count (1024) for 3 significant digits.
+const SUB_BUCKET_HALF_MAGNITUDE: u32 = 10;
+/// Values below this (2048) fall in bucket 0.
+const SUB_BUCKET_MASK: u64 = (1 << (SUB_BUCKET_HALF_MAGNITUDE + 1)) - 1;
+/// `64 − unit_magnitude − sub_bucket_half_count_magnitude − 1` in HdrHistogram.
+const LEADING_ZERO_COUNT_BASE: u32 = 64 - SUB_BUCKET_HALF_MAGNITUDE - 1;
+
+/// HdrHistogram's counts index of `value`.
+#[inline]
+fn bin_of(value: u64) -> u32 {
+    let bucket = LEADING_ZERO_COUNT_BASE - (value | SUB_BUCKET_MASK).leading_zeros();
+    let sub = (value >> bucket) as u32; // < 2048
+    ((bucket + 1) << SUB_BUCKET_HALF_MAGNITUDE) + sub - (1 << SUB_BUCKET_HALF_MAGNITUDE)
+}
+
+/// Bucket and sub-bucket of counts index `bin` (HdrHistogram's `value_for`).
+#[inline]
+fn location(bin: u32) -> (u32, u64) {
+    let half = 1u32 << SUB_BUCKET_HALF_MAGNITUDE;
+    let sub = u64::from((bin & (half - 1)) + half);
+    match (bin >> SUB_BUCKET_HALF_MAGNITUDE).checked_sub(1) {
+        Some(bucket) => (bucket, sub),
+        None => (0, sub - u64::from(half)), // the lower half of bucket 0
+    }
+}
+
+/// The smallest value that falls into `bin`.
+#[inline]
+fn lowest_of(bin: u32) -> u64 {
+    let (bucket, sub) = location(bin);
+    sub << bucket
+}
+
+/// The largest value that falls into `bin` (HdrHistogram's
+/// `highest_equivalent`, saturating as it does).
+#[inline]
+fn highest_of(bin: u32) -> u64 {
+    let (bucket, sub) = location(bin);
+    (sub << bucket).saturating_add(1 << bucket) - 1
+}
+
+/// Counts of the occupied bins, in bin order.
+#[derive(Debug, Clone, Default)]
+pub struct LatencyHistogram {
+    /// Occupied bins, ascending.
+    bins: Vec<u32>,
+    /// Samples in each bin of `bins`.
+    counts: Vec<u64>,
+    /// Samples in all.
+    total: u64,
+    /// Position in `bins` of the last sample's bin: consecutive samples of
+    /// a task often share a bin, so this spares the binary search.
+    last: usize,
+}
+
+impl LatencyHistogram {
+    /// Count one sample.
+    pub fn record(&mut self, value: u64) {
+        let bin = bin_of(value);
+        let pos = if self.bins.get(self.last) == Some(&bin) {
+            self.last
+        } else {
+            match self.bins.binary_search(&bin) {
+                Ok(pos) => pos,
+                Err(pos) => {
+                    self.bins.insert(pos, bin);
+                    self.counts.insert(pos, 0);
+                    pos
+                }
+            }
+        };
+        self.counts[pos] += 1;
+        self.last = pos;
+        self.total += 1;
+    }
+
+    /// Samples recorded.
+    pub fn len(&self) -> u64 {
+        self.total
+    }
+
+    /// No samples recorded.
+    pub fn is_empty(&self) -> bool {
+        self.total == 0
+    }
+
+    /// Occupied bins (the memory this histogram holds is proportional to it).
+    pub fn occupied_bins(&self) -> usize {
+        self.bins.len()
+    }
+
+    /// HdrHistogram's `value_at_quantile(q)`: the highest value equivalent
+    /// to the sample of rank ⌈q·n⌉ (at least 1), the lowest equivalent for
+    /// q = 0; 0 when empty. Like HdrHistogram it answers with a bin's upper
+    /// edge, which can exceed the largest sample (callers clamp).
+    pub fn value_at_quantile(&self, q: f64) -> Ns {
+        let q = if q > 1.0 { 1.0 } else { q };
+        let target = ((q * self.total as f64).ceil() as u64).max(1);
+        let mut cumulative = 0u64;
+        for (&bin, &count) in self.bins.iter().zip(&self.counts) {
+            cumulative += count;
+            if cumulative >= target {
+                return if q == 0.0 {
+                    lowest_of(bin)
+                } else {
+                    highest_of(bin)
+                };
+            }
+        }
+        0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn reference(samples: &[u64]) -> hdrhistogram::Histogram<u64> {
+        let mut h = hdrhistogram::Histogram::<u64>::new(3).expect("3 significant digits");
+        for &s in samples {
+            h.record(s).expect("auto-resizing histogram");
+        }
+        h
+    }
+
+    const QUANTILES: [f64; 9] = [0.0, 0.001, 0.25, 0.5, 0.9, 0.99, 0.999, 1.0, 1.5];
+
+    #[test]
+    fn bins_match_hdrhistogram_at_bucket_edges() {
+        let h = reference(&[0]);
+        for v in [
+            0u64,
+            1,
+            1023,
+            1024,
+            2047,
+            2048,
+            2049,
+            4095,
+            4096,
+            1 << 40,
+            u64::MAX / 4,
+        ] {
+            assert_eq!(
+                lowest_of(bin_of(v)),
+                h.lowest_equivalent(v),
+                "lowest of {v}"
+            );
+            assert_eq!(
+                highest_of(bin_of(v)),
+                h.highest_equivalent(v),
+                "highest of {v}"
+            );
+        }
+    }
+
+    #[test]
+    fn empty_answers_zero() {
+        let h = LatencyHistogram::default();
+        assert_eq!(h.value_at_quantile(0.5), 0);
+        assert!(h.is_empty());
+    }
+
+    proptest! {
+        #[test]
+        fn quantiles_match_hdrhistogram(
+            samples in prop::collection::vec(
+                prop_oneof![0u64..5_000, 0u64..50_000_000, 0u64..(1 << 45)], 1..400)
+        ) {
+            let r = reference(&samples);
+            let mut h = LatencyHistogram::default();
+            for &s in &samples {
+                h.record(s);
+            }
+            prop_assert_eq!(h.len(), samples.len() as u64);
+            for q in QUANTILES {
+                prop_assert_eq!(h.value_at_quantile(q), r.value_at_quantile(q), "q = {}", q);
+            }
+        }
+    }
+}
