@@ -90,6 +90,9 @@ pub struct Machine {
     pub error: Option<String>,
     /// Classes that asked to be disabled (`Machine::abort_class`), with why.
     pub aborts: Vec<(&'static str, String)>,
+    /// CPUs whose `need_resched` is set, so the engine finds the next CPU
+    /// to reschedule without scanning every run queue.
+    pub(crate) resched_cpus: crate::cpuset::CpuSet,
 }
 
 /// A class asks to be called back (`SchedClass::timer`) at `at`.
@@ -120,6 +123,14 @@ impl Machine {
     /// (`resched_curr`).
     pub fn resched(&mut self, cpu: CpuId) {
         self.rqs[cpu].need_resched = true;
+        self.resched_cpus.insert(cpu);
+    }
+
+    /// Clear `cpu`'s `need_resched` (it is being rescheduled now, or the
+    /// reschedule was deferred to a later event).
+    pub(crate) fn clear_resched(&mut self, cpu: CpuId) {
+        self.rqs[cpu].need_resched = false;
+        self.resched_cpus.remove(cpu);
     }
 
     /// Ask the engine to move queued (not current) task `task` to `dst`.

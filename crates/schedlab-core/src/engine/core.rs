@@ -38,7 +38,7 @@ impl Simulator {
     pub(crate) fn process_pending(&mut self) {
         for _ in 0..MAX_ROUNDS {
             self.apply_migrations();
-            let Some(cpu) = (0..self.m.nr_cpus()).find(|c| self.m.rqs[*c].need_resched) else {
+            let Some(cpu) = self.m.resched_cpus.first() else {
                 return;
             };
             self.schedule(cpu);
@@ -99,10 +99,9 @@ impl Simulator {
         let Some(t) = self.m.rqs[cpu].curr else {
             return;
         };
-        let rq = &mut self.m.rqs[cpu];
-        rq.seg_start = self.m.now + delay;
-        rq.seg_end = None;
-        let start = rq.seg_start;
+        self.m.rqs[cpu].seg_start = self.m.now + delay;
+        self.set_seg_end(cpu, None);
+        let start = self.m.rqs[cpu].seg_start;
         let end = match self.m.tasks[t].prog.busy {
             Some(Busy::Work(left)) => {
                 let (num, den) = self.rate(cpu, t);
@@ -111,7 +110,13 @@ impl Simulator {
             Some(Busy::Until(u)) => u.max(start),
             None => return,
         };
-        self.m.rqs[cpu].seg_end = Some(end);
+        self.set_seg_end(cpu, Some(end));
+    }
+
+    /// Set `cpu`'s segment end in its run queue and in the event loop's index.
+    pub(crate) fn set_seg_end(&mut self, cpu: CpuId, end: Option<Ns>) {
+        self.m.rqs[cpu].seg_end = end;
+        self.seg_ends.set(cpu, end);
     }
 
     /// Re-time `cpu`'s running segment at its current rate (after a
@@ -181,7 +186,7 @@ impl Simulator {
                 break;
             }
         }
-        self.m.rqs[cpu].need_resched = false;
+        self.m.clear_resched(cpu);
         let curr = self.m.rqs[cpu].curr;
         if next == curr && !put_prev_done {
             if let Some(p) = curr {
@@ -294,7 +299,7 @@ impl Simulator {
         self.classes.get(c).task_stopped(&mut self.m, cpu, p, ran);
         self.m.stats.tasks[p].cpu_time += ran;
         self.m.rqs[cpu].busy_ns += ran;
-        self.m.rqs[cpu].seg_end = None;
+        self.set_seg_end(cpu, None);
         let t = &mut self.m.tasks[p];
         t.last_run_end = now;
         if t.state == TaskState::Running {

@@ -186,7 +186,7 @@ impl Simulator {
             at = at.max(self.next_tick_of(w.cpu));
         }
         if at > self.m.now {
-            self.m.rqs[w.cpu].need_resched = false;
+            self.m.clear_resched(w.cpu);
             self.events.push(at, EventKind::Resched { cpu: w.cpu });
         }
     }

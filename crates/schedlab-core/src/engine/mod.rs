@@ -18,6 +18,7 @@ pub mod hotplug;
 pub mod latency;
 pub mod nohz;
 mod noise;
+mod segments;
 pub mod smt;
 pub mod sync;
 mod validate;
@@ -93,6 +94,8 @@ pub struct Simulator {
     /// Effective tunables.
     pub tunables: TunableSet,
     events: EventQueue,
+    /// Every CPU's `Rq::seg_end`, indexed by time (segments.rs).
+    seg_ends: segments::SegmentEnds,
     sync: SyncState,
     end: Option<Ns>,
     finished_at: Option<Ns>,
@@ -238,6 +241,7 @@ impl Simulator {
             online: topo.all(),
             timers: vec![],
             error: None,
+            resched_cpus: crate::cpuset::CpuSet::empty(),
             aborts: vec![],
             topo,
         };
@@ -253,6 +257,7 @@ impl Simulator {
             last_ilb: None,
             tunables,
             events: EventQueue::default(),
+            seg_ends: segments::SegmentEnds::new(cfg.cpus),
             sync: SyncState::default(),
             end,
             finished_at: None,
@@ -409,9 +414,9 @@ impl Simulator {
             // At equal times: segment ends (lowest CPU first), then queued
             // events in (time, sequence) order, then ticks (lowest CPU
             // first). Deterministic.
-            let seg = self.m.rqs.iter().position(|r| r.seg_end == Some(t));
+            let seg = self.seg_ends.earliest().filter(|e| e.0 == t).map(|e| e.1);
             let kind = if let Some(cpu) = seg {
-                self.m.rqs[cpu].seg_end = None;
+                self.set_seg_end(cpu, None);
                 EventKind::SegmentEnd { cpu }
             } else if self.events.peek_time() == Some(t) {
                 match self.events.pop() {
@@ -491,7 +496,7 @@ impl Simulator {
 
     /// Time of the next event (queued or segment end).
     fn next_time(&self) -> Option<Ns> {
-        let seg = self.m.rqs.iter().filter_map(|r| r.seg_end).min();
+        let seg = self.seg_ends.earliest().map(|e| e.0);
         let queued = match (seg, self.events.peek_time()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),

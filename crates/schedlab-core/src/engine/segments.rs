@@ -1,0 +1,72 @@
+//! When each CPU's running segment ends, indexed for the event loop.
+//!
+//! The loop needs, at every event, the earliest segment end and the lowest
+//! CPU that has it (segment ends go first at equal times, lowest CPU first:
+//! mod.rs `run_bounded`). Scanning every run queue for that was most of an
+//! event's cost on big machines (issue 18: 64 CPUs spent about half their
+//! time in such scans), so the ends live here as well, in a tournament tree
+//! over (time, CPU): O(log CPUs) to change one, O(1) to read the earliest.
+//! `Rq::seg_end` stays the per-CPU record; the engine writes both through
+//! `Simulator::set_seg_end`.
+
+use crate::clock::Ns;
+use crate::cpuset::CpuId;
+
+/// A CPU without a running segment.
+const NONE: (Ns, CpuId) = (Ns::MAX, CpuId::MAX);
+
+/// Tournament tree of (segment end, CPU), the minimum at the root.
+#[derive(Debug, Clone)]
+pub(crate) struct SegmentEnds {
+    /// Leaves start at `width`; node i holds the minimum of 2i and 2i+1.
+    tree: Vec<(Ns, CpuId)>,
+    width: usize,
+}
+
+impl SegmentEnds {
+    pub(crate) fn new(cpus: usize) -> Self {
+        let width = cpus.max(1).next_power_of_two();
+        SegmentEnds {
+            tree: vec![NONE; 2 * width],
+            width,
+        }
+    }
+
+    /// Record `cpu`'s segment end (`None`: no running segment).
+    pub(crate) fn set(&mut self, cpu: CpuId, end: Option<Ns>) {
+        let mut i = self.width + cpu;
+        self.tree[i] = end.map_or(NONE, |e| (e, cpu));
+        while i > 1 {
+            i /= 2;
+            self.tree[i] = self.tree[2 * i].min(self.tree[2 * i + 1]);
+        }
+    }
+
+    /// The earliest segment end and the lowest CPU with it.
+    pub(crate) fn earliest(&self) -> Option<(Ns, CpuId)> {
+        let root = self.tree[1];
+        (root != NONE).then_some(root)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn earliest_is_lowest_cpu_at_the_minimum_time() {
+        let mut s = SegmentEnds::new(5);
+        assert_eq!(s.earliest(), None);
+        s.set(3, Some(40));
+        s.set(1, Some(40));
+        s.set(4, Some(10));
+        assert_eq!(s.earliest(), Some((10, 4)));
+        s.set(4, None);
+        assert_eq!(s.earliest(), Some((40, 1)));
+        s.set(1, Some(50));
+        assert_eq!(s.earliest(), Some((40, 3)));
+        s.set(3, None);
+        s.set(1, None);
+        assert_eq!(s.earliest(), None);
+    }
+}
