@@ -42,6 +42,10 @@ pub struct Topology {
     llc_span: Vec<CpuSet>,
     #[serde(skip)]
     all: CpuSet,
+    /// Some core has more than one thread (asked at every wakeup: kept, not
+    /// recounted).
+    #[serde(skip)]
+    smt: bool,
 }
 
 /// Builder for [`Topology`].
@@ -165,7 +169,7 @@ impl TopologyBuilder {
                 max_freq_khz,
             });
         }
-        let siblings = cpus
+        let siblings: Vec<CpuSet> = cpus
             .iter()
             .map(|c| span(&cpus, |o| o.core == c.core))
             .collect();
@@ -176,6 +180,7 @@ impl TopologyBuilder {
         Ok(Topology {
             all: CpuSet::first_n(n),
             cpus,
+            smt: siblings.iter().any(|s| s.count() > 1),
             siblings,
             llc_span,
         })
@@ -213,7 +218,7 @@ impl Topology {
 
     /// Whether any core has more than one hardware thread.
     pub fn has_smt(&self) -> bool {
-        self.siblings.iter().any(|s| s.count() > 1)
+        self.smt
     }
 
     /// CPUs sharing the last-level cache with `cpu` (`sd_llc` span).

@@ -59,6 +59,11 @@ pub struct Balancer {
     /// only raises the softirq once it is reached). Recomputed when the busy
     /// state changes, so skipping is exact: no level can be due before it.
     next_balance: Vec<(Ns, bool)>,
+    /// Per CPU: `sd_llc_shared->nr_idle_scan` of its LLC, the SIS_UTIL scan
+    /// depth of select_idle_cpu. Refreshed only by periodic balancing of the
+    /// LLC domain (`update_idle_cpu_scan`), so wakeups read a value up to one
+    /// balance interval old, as in the kernel.
+    nr_idle_scan: Vec<u64>,
 }
 
 /// `enum group_type` as far as this model uses it, best first (periodic
@@ -160,11 +165,24 @@ impl Balancer {
             }
             doms.push(levels);
         }
+        // Departure: the kernel's freshly built sd_llc_shared starts at 0 (no
+        // idle scan until the first periodic balance of the LLC domain); the
+        // workload starts on a machine that ran idle before it, whose
+        // balancing left the idle-LLC value, the LLC's weight.
+        let nr_idle_scan = (0..n)
+            .map(|c| topo.llc(c).and(&online).count() as u64)
+            .collect();
         Balancer {
             doms,
             max_interval_jiffies: (hz as u64 * online.count() as u64 / 10).max(1),
             next_balance: vec![(0, false); n],
+            nr_idle_scan,
         }
+    }
+
+    /// The SIS_UTIL scan depth of `cpu`'s LLC (`sd_share->nr_idle_scan`).
+    pub fn nr_idle_scan(&self, cpu: CpuId) -> u64 {
+        self.nr_idle_scan[cpu]
     }
 
     /// Domain levels of `cpu`, top-down (for fork placement).
@@ -282,6 +300,26 @@ impl Fair {
         g
     }
 
+    /// `update_idle_cpu_scan` (6.12 fair.c, linux-smp.md §2): at the end of
+    /// `update_sd_lb_stats` of a periodic (not newly-idle) balance of the
+    /// LLC domain, x = sum_util / llc_weight, nr_idle_scan =
+    /// (1024 − min(x²·pct²/(10000·1024), 1024))·llc_weight/1024, stored for
+    /// every CPU of the LLC.
+    fn update_idle_cpu_scan(&mut self, m: &Machine, dst: CpuId, dom: &Domain, sum_util: u64) {
+        let llc = m.topo.llc(dst).and(&m.online);
+        let llc_weight = llc.count() as u128;
+        if llc_weight == 0 || dom.span.count() as u128 != llc_weight {
+            return;
+        }
+        let x = sum_util as u128 / llc_weight;
+        let pct = dom.pct as u128;
+        let tmp = (x * x * pct * pct / (10000 * 1024)).min(1024);
+        let y = ((1024 - tmp) * llc_weight / 1024) as u64;
+        for c in llc.iter() {
+            self.lb.nr_idle_scan[c] = y;
+        }
+    }
+
     fn sibling_imbalance(idle: IdleType, busiest: &GroupStats, local: &GroupStats) -> i64 {
         if idle == IdleType::NotIdle || busiest.nr == 0 {
             return 0;
@@ -317,6 +355,10 @@ impl Fair {
             .iter()
             .map(|g| self.group_stats(m, g.and(&env.cpus), dom.pct))
             .collect();
+        if env.idle != IdleType::NewlyIdle {
+            let sum_util = stats.iter().map(|g| g.util).sum();
+            self.update_idle_cpu_scan(m, env.dst, &dom, sum_util);
+        }
         let local = stats.iter().find(|g| g.cpus.contains(env.dst))?.clone();
         let mut busiest: Option<&GroupStats> = None;
         for g in stats

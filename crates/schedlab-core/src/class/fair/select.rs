@@ -133,16 +133,6 @@ impl Fair {
         }
     }
 
-    /// `nr_idle_scan` from SIS_UTIL (linux-smp.md §2).
-    fn nr_idle_scan(&mut self, m: &Machine, llc: CpuSet) -> u64 {
-        let w = llc.count() as u128;
-        let sum: u128 = llc.iter().map(|c| self.cpu_util(m, c) as u128).sum();
-        let x = sum / w;
-        let pct = 117u128;
-        let tmp = (x * x * pct * pct / (10000 * 1024)).min(1024);
-        ((1024 - tmp) * w / 1024) as u64
-    }
-
     fn idle_core(&self, m: &Machine, cpu: CpuId) -> bool {
         m.topo.siblings(cpu).iter().all(|s| m.is_idle(s))
     }
@@ -186,7 +176,9 @@ impl Fair {
                 }
             }
         }
-        let nr = self.nr_idle_scan(m, m.topo.llc(target));
+        // SIS_UTIL: the depth the last periodic LLC balance left (balance.rs
+        // update_idle_cpu_scan), not one computed now.
+        let nr = self.lb.nr_idle_scan(target);
         if nr > 0 {
             let mut budget = nr + 1;
             for c in llc.iter_wrap(target) {
