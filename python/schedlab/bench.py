@@ -39,7 +39,19 @@ def main() -> None:
     p.add_argument("--repeat", type=int, default=10, help="report the best of N runs")
     p.add_argument("--json", action="store_true")
     p.add_argument("--scheduler", help="comma-separated schedulers (default: all registered)")
+    p.add_argument("--suite", action="store_true",
+                   help="print issue 18's speed goals as ratios measured now (schedlab/benchsuite.py)")
+    p.add_argument("--simso", nargs="?", const="auto", metavar="PYTHON",
+                   help="with --suite: the Python of a virtualenv with SimSo 0.8.5 "
+                        "(default: .venv-simso, made by scripts/simso_venv.sh)")
+    p.add_argument("--big-seconds", type=float, default=10.0,
+                   help="with --suite: simulated seconds of the 256-CPU run (the goal is for 600)")
     a = p.parse_args()
+    if a.suite:
+        from . import benchsuite
+
+        benchsuite.main(a.simso, min(a.repeat, 3), a.big_seconds)
+        return
     wl = hogs(a.tasks, a.seconds)
     names = a.scheduler.split(",") if a.scheduler else [s["name"] for s in schedulers()["schedulers"]]
     if "eevdf" not in names:

@@ -1,0 +1,197 @@
+"""``python -m schedlab.bench --suite``: the speed goals of issue 18 as ratios from one run.
+
+Each line is measured in this process, now, on whatever machine runs it; the
+goal column states what issue 18 asks for. CPU time (``time.process_time``
+for in-process work, ``RUSAGE_CHILDREN`` for whole processes) is used rather
+than wall time, so a busy machine slows every side alike; the ratios are what
+to compare across runs, not the absolute figures. Nothing here is a test: it
+prints, it never fails on a slow result.
+
+Lines:
+
+* **anchor**: global EDF, 4 CPUs, 16 tasks (seed 001 case 2, S0 = 230 ms), 60 s,
+  against SimSo 0.8.5 (scripts/simso_gedf.py, run in a separate virtualenv:
+  ``bash scripts/simso_venv.sh``) — the job counts must agree; in-process
+  simulation time and whole-process CPU time (start-up included) of
+  ``schedlab run`` against SimSo's.
+* **flat cost**: the hog workload (1 s of hogs at nice −20..19 on 8 CPUs) at
+  100 and 10,000 tasks: marginal CPU per event (a 61 s run minus a 1 s run,
+  so parsing and set-up do not count) and the ratio.
+* **events/s** on one core: hogs (1,000 tasks, 8 CPUs), a wakeup-heavy
+  schbench-like workload (message threads broadcasting to worker threads
+  that run briefly and wait again), and the same with the trace recorded and
+  written as Perfetto.
+* **memory per task** and the **big machine**: 256 CPUs × 10,000 tasks (half
+  hogs, half 300 µs run / 5 ms sleep) for ``--big-seconds`` (600 in the
+  issue's goal; 10 by default, the goal scaled in proportion), peak RSS of a
+  child process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable, List, Optional, Tuple
+
+from .api import simulate
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def hogs(n: int, seconds: float) -> dict:
+    return {"global": {"duration": seconds},
+            "tasks": {f"hog{i}": {"priority": (i % 40) - 20, "run": 1_000_000} for i in range(n)}}
+
+
+def gedf_tasks(seconds: float) -> dict:
+    """Seed 001's case 2 at S0 = 230 ms: WCET 5i ms, D = T = 5i + 230 ms (µs in rt-app)."""
+    tasks = {}
+    for i in range(1, 17):
+        period = (5 * i + 230) * 1000
+        tasks[f"t{i}"] = {"policy": "SCHED_DEADLINE", "dl-runtime": 5 * i * 1000, "dl-deadline": period,
+                          "dl-period": period, "run": 5 * i * 1000,
+                          "timer": {"ref": "unique", "period": period}}
+    # calibration in ns per loop, as the ILLF experiment: `run` is work at full speed.
+    return {"global": {"duration": seconds, "calibration": 100}, "tasks": tasks}
+
+
+def schbench_like(messengers: int, workers: int, seconds: float) -> dict:
+    """Message threads that wake their workers with a condition broadcast every
+    200 µs; each worker runs 30 µs per wakeup and waits again (schbench's shape)."""
+    tasks = {}
+    for k in range(messengers):
+        tasks[f"msg{k}"] = {"loop": -1, "lock": f"mx{k}", "broad": f"c{k}", "unlock": f"mx{k}", "sleep": 200}
+        for j in range(workers):
+            tasks[f"w{k}_{j}"] = {"loop": -1, "lock": f"mx{k}", "wait": {"ref": f"c{k}", "mutex": f"mx{k}"},
+                                  "unlock": f"mx{k}", "run": 30}
+    return {"global": {"duration": seconds}, "tasks": tasks}
+
+
+def sleepers_mix(n: int, seconds: float) -> dict:
+    return {"global": {"duration": seconds},
+            "tasks": {f"t{i}": ({"run": 1_000_000} if i % 2 == 0 else {"loop": -1, "run": 300, "sleep": 5000})
+                      for i in range(n)}}
+
+
+def cpu_time(fn: Callable[[], object], repeat: int) -> Tuple[float, object]:
+    """Best CPU seconds of ``repeat`` calls, and the last result."""
+    best, out = float("inf"), None
+    for _ in range(max(1, repeat)):
+        t0 = time.process_time()
+        out = fn()
+        best = min(best, time.process_time() - t0)
+    return best, out
+
+
+def child_cpu(cmd: List[str], env: Optional[dict] = None) -> Tuple[float, int, str]:
+    """CPU seconds (user + system), peak RSS (KiB) and stdout of one child process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd[:3])}...: exit {p.returncode}: {p.stderr.strip()[-400:]}")
+    used = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return used, after.ru_maxrss, p.stdout
+
+
+def events_of(r) -> int:
+    m = r.metrics
+    return int(m["events"]) + int(m["context_switches"])
+
+
+def line(name: str, value: str, goal: str) -> None:
+    print(f"{name:44} {value:>28}   goal: {goal}")
+
+
+def anchor(simso_python: Optional[str], repeat: int) -> None:
+    wl = gedf_tasks(60)
+    ours_s, r = cpu_time(lambda: simulate(wl, "eevdf", 4, hz=1000, zero_costs=True), repeat)
+    t = r.tasks
+    released, completed = int(t.jobs_released.sum()), int(t.jobs_completed.sum())
+    line("global EDF 4 CPUs/16 tasks/60 s: jobs", f"{released} released, {completed} done", "as SimSo")
+    line("  schedlab.simulate CPU", f"{ours_s * 1000:.1f} ms", "-")
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "gedf.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(wl, f)
+        cmd = [sys.executable, "-m", "schedlab", "run", path, "--cpus", "4", "--hz", "1000", "--zero-costs"]
+        runs = [child_cpu(cmd)[0] for _ in range(max(1, repeat // 2))]
+        whole = min(runs)
+    line("  whole `schedlab run` process CPU", f"{whole * 1000:.0f} ms", "-")
+    if not simso_python:
+        line("  SimSo", "not run (no --simso)", "bash scripts/simso_venv.sh")
+        return
+    script = str(ROOT / "scripts" / "simso_gedf.py")
+    runs = [child_cpu([simso_python, script, "60", "4"]) for _ in range(max(1, repeat // 2))]
+    simso_whole = min(x[0] for x in runs)
+    simso = json.loads(runs[-1][2].strip().splitlines()[-1])
+    agree = (simso["released"], simso["completed"]) == (released, completed)
+    line("  SimSo 0.8.5 jobs", f"{simso['released']} released, {simso['completed']} done",
+         "same counts: " + ("yes" if agree else "NO"))
+    line("  in-process speed-up vs SimSo", f"{simso['cpu_s'] / ours_s:,.0f}x", ">= 1,000x")
+    line("  whole-process speed-up vs SimSo", f"{simso_whole / whole:,.1f}x", ">= 20x")
+
+
+def flat_cost(repeat: int) -> None:
+    per_event = {}
+    for n in (100, 10_000):
+        short_s, short = cpu_time(lambda n=n: simulate(hogs(n, 1), "eevdf", 8), repeat)
+        long_s, long = cpu_time(lambda n=n: simulate(hogs(n, 61), "eevdf", 8), repeat)
+        per_event[n] = (long_s - short_s) / max(1, events_of(long) - events_of(short))
+        line(f"hogs, {n:,} tasks on 8 CPUs: CPU per event", f"{per_event[n] * 1e9:.0f} ns", "-")
+    line("  10,000 tasks vs 100", f"{per_event[10_000] / per_event[100]:.2f}x", "<= 1.5x")
+
+
+def throughput(repeat: int) -> None:
+    cases = [("hogs 1,000 tasks, 8 CPUs, 60 s", lambda: simulate(hogs(1000, 60), "eevdf", 8)),
+             ("schbench-like 4x16 on 8 CPUs, 10 s", lambda: simulate(schbench_like(4, 16, 10), "eevdf", 8))]
+    for name, fn in cases:
+        s, r = cpu_time(fn, repeat)
+        line(f"{name}: events/s", f"{events_of(r) / s / 1e6:.2f} M", ">= 10 M")
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "t.pftrace")
+
+        def traced():
+            r = simulate(schbench_like(4, 16, 10), "eevdf", 8, trace=True)
+            r.write_perfetto(out)
+            return r
+
+        s, r = cpu_time(traced, max(1, repeat // 2))
+        line("  same, traced and written as Perfetto", f"{events_of(r) / s / 1e6:.2f} M", ">= 3 M")
+
+
+def big_machine(seconds: float) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "big.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(sleepers_mix(10_000, int(seconds) if float(seconds).is_integer() else seconds), f)
+        # Peak RSS from inside the child, before (modules imported) and after.
+        code = ("import sys, resource, schedlab; "
+                "rss = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss; b = rss(); "
+                "r = schedlab.simulate(sys.argv[1], 'eevdf', 256); "
+                "print(r.metrics['events'] + r.metrics['context_switches'], b, rss())")
+        used, _, out = child_cpu([sys.executable, "-c", code, path])
+    events, before_kib, peak_kib = (int(x) for x in out.split())
+    line(f"256 CPUs x 10,000 tasks x {seconds:g} s: CPU", f"{used:.1f} s ({events / used / 1e6:.2f} M ev/s)",
+         f"<= {60 * seconds / 600:g} s (60 s per 600 s)")
+    per_task = (peak_kib - before_kib) / 10_000
+    line("  peak memory", f"{peak_kib / 1024:.0f} MiB, {per_task:.1f} KiB/task",
+         "<= 512 MiB, <= 4 KiB/task")
+
+
+def main(simso_python: Optional[str], repeat: int, big_seconds: float) -> None:
+    print(f"schedlab speed suite (issue 18); CPU times, best of {repeat}; python {sys.version.split()[0]}")
+    if simso_python == "auto":
+        venv = ROOT / ".venv-simso" / "bin" / "python"
+        simso_python = str(venv) if venv.exists() else shutil.which("simso-python")
+    anchor(simso_python, repeat)
+    flat_cost(repeat)
+    throughput(repeat)
+    big_machine(big_seconds)

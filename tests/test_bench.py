@@ -1,0 +1,24 @@
+"""The speed suite's workloads do what the benchmark says they do (no timing here)."""
+
+import schedlab
+from schedlab import benchsuite
+
+
+def test_gedf_anchor_matches_simso_job_counts_at_10_s():
+    # SimSo 0.8.5's counts for the same task set (experiments/illf.json "crosscheck").
+    r = schedlab.simulate(benchsuite.gedf_tasks(10), "eevdf", 4, hz=1000, zero_costs=True)
+    assert (int(r.tasks.jobs_released.sum()), int(r.tasks.jobs_completed.sum())) == (600, 597)
+
+
+def test_schbench_like_workers_wake_and_run_briefly():
+    r = schedlab.simulate(benchsuite.schbench_like(1, 4, 1), "eevdf", 2)
+    workers = [t for t in r.metrics["tasks"] if t["name"].startswith("w")]
+    assert len(workers) == 4
+    for t in workers:
+        assert t["wakeups"] > 1000  # one per 200 µs broadcast, give or take
+        assert t["cpu_share"] < 0.5
+
+
+def test_sleepers_mix_is_half_hogs():
+    wl = benchsuite.sleepers_mix(10, 1)
+    assert sum("sleep" in t for t in wl["tasks"].values()) == 5
