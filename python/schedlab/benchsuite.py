@@ -172,11 +172,14 @@ def big_machine(seconds: float) -> None:
         path = os.path.join(d, "big.json")
         with open(path, "w", encoding="utf-8") as f:
             json.dump(sleepers_mix(10_000, int(seconds) if float(seconds).is_integer() else seconds), f)
-        # Peak RSS from inside the child, before (modules imported) and after.
-        code = ("import sys, resource, schedlab; "
-                "rss = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss; b = rss(); "
-                "r = schedlab.simulate(sys.argv[1], 'eevdf', 256); "
-                "print(r.metrics['events'] + r.metrics['context_switches'], b, rss())")
+        # Peak RSS from inside the child (VmHWM: getrusage's ru_maxrss would carry the
+        # parent's figure across fork and exec), after the imports and at the end.
+        # The peak is read before the metrics become Python objects (lazily, on first use).
+        code = ("import sys, schedlab; "
+                "hwm = lambda: int([x for x in open('/proc/self/status') if x.startswith('VmHWM')][0]"
+                ".split()[1]); "
+                "b = hwm(); r = schedlab.simulate(sys.argv[1], 'eevdf', 256); p = hwm(); "
+                "print(r.metrics['events'] + r.metrics['context_switches'], b, p)")
         used, _, out = child_cpu([sys.executable, "-c", code, path])
     events, before_kib, peak_kib = (int(x) for x in out.split())
     line(f"256 CPUs x 10,000 tasks x {seconds:g} s: CPU", f"{used:.1f} s ({events / used / 1e6:.2f} M ev/s)",
