@@ -340,7 +340,7 @@ impl Fair {
         // V's sums do not change during the scan: compute them once.
         let (sum, load) = self.avg_sums(rq);
         let eligible = |f: &Self, s: SeId| sum >= f.se[s].vruntime as i128 * load;
-        let mut best = self.cfs[rq].tree.iter().find(|s| eligible(self, *s));
+        let mut best = self.cfs[rq].tree.find(|s| eligible(self, s));
         if let Some(b) = best.filter(|_| self.hooks.breaks_ties()) {
             best = Some(self.break_tie(m, rq, b, &eligible));
         }
