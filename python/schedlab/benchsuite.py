@@ -15,7 +15,7 @@ Lines:
   simulation time and whole-process CPU time (start-up included) of
   ``schedlab run`` against SimSo's.
 * **flat cost**: the hog workload (1 s of hogs at nice −20..19 on 8 CPUs) at
-  100 and 10,000 tasks: marginal CPU per event (a 61 s run minus a 1 s run,
+  100 and 10,000 tasks: marginal CPU per event (a 121 s run minus a 1 s run,
   so parsing and set-up do not count) and the ratio.
 * **events/s** on one core: hogs (1,000 tasks, 8 CPUs), a wakeup-heavy
   schbench-like workload (message threads broadcasting to worker threads
@@ -143,7 +143,7 @@ def flat_cost(repeat: int) -> None:
     per_event = {}
     for n in (100, 10_000):
         short_s, short = cpu_time(lambda n=n: simulate(hogs(n, 1), "eevdf", 8), repeat)
-        long_s, long = cpu_time(lambda n=n: simulate(hogs(n, 61), "eevdf", 8), repeat)
+        long_s, long = cpu_time(lambda n=n: simulate(hogs(n, 121), "eevdf", 8), repeat)
         per_event[n] = (long_s - short_s) / max(1, events_of(long) - events_of(short))
         line(f"hogs, {n:,} tasks on 8 CPUs: CPU per event", f"{per_event[n] * 1e9:.0f} ns", "-")
     line("  10,000 tasks vs 100", f"{per_event[10_000] / per_event[100]:.2f}x", "<= 1.5x")
