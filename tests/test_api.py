@@ -121,3 +121,33 @@ def test_crsr_and_fair_degree_on_the_tsf_worked_example():
     assert abs(schedlab.fair_degree(plain, base) - 0.2) < 1e-3
     assert schedlab.fair_degree(tsf, base) < 0.002
     assert tsf.metrics.scheduler == "cfs+tsf"
+
+
+def test_task_frame_follows_pandas_habits():
+    # An unnamed index (reset_index and groupby by a column work) and numeric dtypes with NaN
+    # for what was not measured (neither task has timer jobs: no turnaround, no response time).
+    r = schedlab.simulate({"global": {"duration": 1}, "tasks": {
+        "hog": {"run": 1000000}, "io": {"loop": -1, "run": 100, "sleep": 900}}})
+    t = r.tasks
+    assert t.index.name is None and list(t.index) == ["hog", "io"]
+    assert list(t.reset_index()["index"]) == ["hog", "io"]
+    assert t.groupby("name").cpu_time_us.sum().loc["io"] > 0
+    for col in ("wakeup_latency_p99_us", "turnaround_us", "response_avg_us", "slack_min_us"):
+        assert t[col].dtype == "float64", col
+    assert t.turnaround_us.isna().all() and t.response_avg_us.isna().all()
+    assert t.loc["io"].wakeup_latency_p99_us >= 0
+    assert r.cpus.index.name is None
+
+
+def test_cli_check_does_not_import_pandas_or_matplotlib():
+    # Start-up of `schedlab check` (issue 17): the heavy libraries load only where used.
+    import subprocess
+    import sys
+
+    code = ("import sys; from schedlab import cli; "
+            "sys.argv = ['schedlab', 'check', 'examples/mixed.json']; "
+            "rc = 0\ntry:\n    cli.main()\nexcept SystemExit as e:\n    rc = e.code or 0\n"
+            "print(sorted(m for m in ('pandas', 'matplotlib', 'numpy') if m in sys.modules), rc)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=str(__import__("pathlib").Path(__file__).resolve().parents[1])).stdout
+    assert out.strip().splitlines()[-1] == "[] 0"

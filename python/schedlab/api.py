@@ -8,16 +8,34 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
-import pandas as pd
-
 from . import _native
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # pandas is imported where a DataFrame is made: `schedlab check` never needs it
+    import pandas as pd
+
     from .ext import Policy
 
 WorkloadLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 
 _UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+
+
+def _frame(rows: List[Dict[str, Any]], index: str) -> pd.DataFrame:
+    """A DataFrame of metric rows: columns of numbers with some nulls (not measured) become
+    float columns with NaN rather than ``object`` (also when nothing was measured at all, for
+    the columns whose name carries a unit); the index repeats column ``index``, unnamed."""
+    import pandas as pd
+
+    df = pd.DataFrame(rows)
+    for col in df.columns:
+        if df[col].dtype == object:
+            values = [v for v in df[col] if v is not None]
+            numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+            if numeric and (values or col.endswith(("_us", "_ns", "_ms", "_s", "_pct", "_share"))):
+                df[col] = pd.to_numeric(df[col], errors="coerce").astype("float64")
+    if index in df.columns:
+        df.index = pd.Index(df[index].tolist())
+    return df
 
 
 def parse_duration(value: Union[str, float, int]) -> int:
@@ -105,19 +123,22 @@ class SimResult:
 
     @property
     def tasks(self) -> pd.DataFrame:
-        """One row per task (thread), indexed by name."""
-        return pd.DataFrame(self.metrics["tasks"]).set_index("name", drop=False)
+        """One row per task (thread), indexed by its name (the index itself is unnamed, so
+        ``reset_index()`` and ``groupby("name")`` work); a metric that was not measured is NaN."""
+        return _frame(self.metrics["tasks"], index="name")
 
     @property
     def cpus(self) -> pd.DataFrame:
-        """One row per CPU."""
-        return pd.DataFrame(self.metrics["cpu"]).set_index("cpu", drop=False)
+        """One row per CPU, indexed by CPU number (unnamed index, as for :attr:`tasks`)."""
+        return _frame(self.metrics["cpu"], index="cpu")
 
     @property
     def activations(self) -> pd.DataFrame:
         """Every rt-app timer activation: task, time and slack (µs, negative = missed)."""
         names = [t["name"] for t in self.metrics["tasks"]]
         rows = [(names[i], at, slack) for i, at, slack in self._native.activations()]
+        import pandas as pd
+
         return pd.DataFrame(rows, columns=["task", "time_us", "slack_us"])
 
     @property
@@ -127,6 +148,8 @@ class SimResult:
         names = [t["name"] for t in self.metrics["tasks"]]
         rows = [(names[i], rel, st, fin, dl, fin - rel, fin - dl)
                 for i, rel, st, fin, dl in self._native.jobs()]
+        import pandas as pd
+
         return pd.DataFrame(rows, columns=["task", "release_us", "start_us", "finish_us", "deadline_us",
                                            "response_us", "lateness_us"])
 

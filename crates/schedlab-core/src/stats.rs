@@ -32,9 +32,14 @@ impl LatencyStats {
         self.sum += v as u128;
     }
 
-    /// Value at quantile `q` (0..=1), ns.
+    /// Value at quantile `q` (0..=1), ns, within the smallest and largest
+    /// sample: the histogram answers with its bin's upper edge (up to 0.1 %
+    /// above the sample), which must not report a p99 above the maximum.
     pub fn quantile(&self, q: f64) -> Ns {
-        self.hist.value_at_quantile(q)
+        if self.count == 0 {
+            return 0;
+        }
+        self.hist.value_at_quantile(q).clamp(self.min, self.max)
     }
 
     /// Mean, ns.
@@ -110,4 +115,25 @@ pub struct Stats {
     pub policy_updates: u64,
     /// CPU time spent on them (tunable `tsf_cost_ns` each).
     pub policy_overhead: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LatencyStats;
+
+    #[test]
+    fn quantiles_stay_within_the_samples() {
+        // 20,000 ns falls in a bin of width 16 (HdrHistogram, 3 digits): its upper
+        // edge, 20,015, must not be reported as p99 when every sample is 20,000.
+        let mut l = LatencyStats::default();
+        for _ in 0..10 {
+            l.record(20_000);
+        }
+        assert_eq!(l.hist.value_at_quantile(0.99), 20_015);
+        assert_eq!(l.quantile(0.99), 20_000);
+        assert_eq!(l.quantile(0.5), 20_000);
+        l.record(1_000_000);
+        assert_eq!(l.quantile(1.0), 1_000_000);
+        assert_eq!(LatencyStats::default().quantile(0.5), 0);
+    }
 }
