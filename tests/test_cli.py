@@ -186,3 +186,73 @@ def test_machine_profile_applies_and_bad_profiles_are_one_clear_error(tmp_path):
         prof.write_text(body)
         r = run("run", str(wl), "--machine", str(prof))
         assert r.returncode == 2 and f"{prof}: {where}" in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_outputs_to_stdout_through_symlinks_and_devices(root, tmp_path):
+    wl = str(root / "examples" / "mixed.json")
+    p = run("run", wl, "--json", "-")
+    assert p.returncode == 0
+    assert len(json.loads(p.stdout)["tasks"]) == 5  # the table went to stderr
+    assert "Jain" in p.stderr
+    target = tmp_path / "real.json"
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    assert run("run", wl, "--quiet", "--json", str(link)).returncode == 0
+    assert link.is_symlink() and json.loads(target.read_text())["tasks"]
+    p = run("run", wl, "--quiet", "--json", "/dev/stdout")
+    assert p.returncode == 0 and json.loads(p.stdout)["tasks"]
+    assert not list(tmp_path.glob("*partial*"))
+
+
+def test_every_option_and_subcommand_has_help():
+    import argparse
+
+    from schedlab import cli
+
+    missing = []
+
+    def walk(p, path):
+        for a in p._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                helps = {c.dest: c.help for c in a._choices_actions}
+                for name, sub in a.choices.items():
+                    if not helps.get(name):
+                        missing.append(" ".join(path + [name]))
+                    walk(sub, path + [name])
+            elif not a.help and not isinstance(a, argparse._HelpAction):
+                missing.append(" ".join(path + [a.option_strings[0] if a.option_strings else a.dest]))
+
+    walk(cli._parser(), [])
+    assert missing == []
+
+
+def test_version_metrics_json_and_completion(root):
+    assert run("--version").stdout.startswith("schedlab ")
+    assert "cpu_time_us" in json.loads(run("metrics", "--json").stdout)["task"]
+    script = run("completion", "bash").stdout
+    probe = subprocess.run(
+        ["bash", "-c", script + '\nCOMP_WORDS=(schedlab run --dl-policy ""); COMP_CWORD=3; _schedlab; '
+         'echo "${COMPREPLY[*]}"; COMP_WORDS=(schedlab ru); COMP_CWORD=1; _schedlab; echo "${COMPREPLY[*]}"'],
+        capture_output=True, text=True, check=True).stdout.splitlines()
+    assert probe == ["edf llf illf", "run"]
+
+
+def test_compare_reads_a_two_scheduler_file_and_fits_80_columns(root, tmp_path):
+    out = tmp_path / "two.json"
+    assert run("run", str(root / "examples" / "mixed.json"), "--cpus", "2", "--scheduler", "eevdf,cfs",
+               "--quiet", "--json", str(out)).returncode == 0
+    p = run("compare", str(out))
+    assert p.returncode == 0, p.stderr
+    assert "A = " in p.stdout and ":eevdf" in p.stdout and ":cfs" in p.stdout
+    assert max(len(x) for x in p.stdout.splitlines()) <= 80
+    assert run("compare", f"{out}:cfs", f"{out}:eevdf").returncode == 0
+    bad = run("compare", f"{out}:nope", f"{out}:cfs")
+    assert bad.returncode == 2 and "no run named 'nope'" in bad.stderr
+
+
+def test_relative_difference_hidden_below_the_floor():
+    from schedlab import compare as cmp
+
+    assert cmp.rel(0.001, 0.0842, cmp.FLOORS["cpu_share"]) is None
+    assert cmp.rel(0.5, 0.55, cmp.FLOORS["cpu_share"]) == pytest.approx(0.1)
+    assert cmp.rel(None, 3.0) is None

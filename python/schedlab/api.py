@@ -158,12 +158,17 @@ class SimResult:
         return self._native.has_trace()
 
     def write_perfetto(self, path: Union[str, os.PathLike[str]]) -> None:
-        """Write the trace as a Perfetto ``.pftrace`` (needs ``trace=True``)."""
-        self._native.write_perfetto(os.fspath(path))
+        """Write the trace as a Perfetto ``.pftrace`` (needs ``trace=True``); ``-`` is stdout,
+        a symlink writes its target, no partial file is left (schedlab/output.py)."""
+        from .output import write_output
+
+        write_output(path, self._native.perfetto_bytes())
 
     def write_ftrace(self, path: Union[str, os.PathLike[str]]) -> None:
-        """Write the trace as ftrace text (needs ``trace=True``)."""
-        self._native.write_ftrace(os.fspath(path))
+        """Write the trace as ftrace text (needs ``trace=True``); as :meth:`write_perfetto`."""
+        from .output import write_output
+
+        write_output(path, self._native.ftrace_text())
 
     def ftrace_text(self) -> str:
         """The trace as ftrace text."""
@@ -313,14 +318,9 @@ class ImportedTrace:
 
 
 def _atomic_write(path: str, text: str) -> None:
-    tmp = f"{path}.tmp.{os.getpid()}"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    from .output import write_output
+
+    write_output(path, text)
 
 
 def import_trace(path: Union[str, os.PathLike[str]], tolerant: bool = False,

@@ -12,6 +12,7 @@ from typing import List, Optional, Sequence, Tuple
 from . import _native
 from .api import SimResult, check, parse_duration, schedulers, simulate
 from .ext import is_policy_spec, load_policy_class, new_policy, policy_name
+from .output import write_output
 from .report import compare_table, registry_markdown, task_table
 
 PERFETTO_EXT = (".pftrace", ".perfetto-trace", ".pb")
@@ -69,7 +70,15 @@ def _int_list(v: str) -> List[int]:
 
 
 def _writable(path: str) -> None:
-    """An output path whose directory exists and is writable, checked before a run starts."""
+    """An output path whose directory exists and is writable, checked before a run starts
+    (``-`` is stdout; a symlink is checked at its target)."""
+    if path == "-":
+        return
+    if os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path):
+        if not os.access(path, os.W_OK):
+            raise _native.ConfigError(f"{path}: not writable")
+        return  # a device or FIFO
+    path = os.path.realpath(path)
     d = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(d):
         raise _native.ConfigError(f"{path}: directory {d} does not exist")
@@ -94,8 +103,27 @@ def _freq_list(v: str) -> List[Tuple[int, int]]:
     return out
 
 
+def _version() -> str:
+    """The installed package's version (pyproject.toml), else the source tree's."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("schedlab")
+    except PackageNotFoundError:
+        return "0.1.0 (source tree)"
+
+
+def _cmd_completion(a: argparse.Namespace) -> int:
+    from .completion import script
+
+    print(script(_parser(), a.shell))
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="schedlab", description="A laboratory for Linux CPU schedulers.")
+    p.add_argument("--version", action="version", version=f"schedlab {_version()}",
+                   help="print the version and exit")
     sub = p.add_subparsers(dest="cmd", required=True)
 
     r = sub.add_parser("run", help="simulate an rt-app workload")
@@ -103,7 +131,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--scheduler", default="eevdf",
                    help="scheduler, or a comma-separated list to compare (default eevdf); a Python policy "
                         "is FILE.py:ClassName, or FILE.py if it defines one schedlab.ext.Policy subclass")
-    r.add_argument("--cpus", type=_positive, default=1)
+    r.add_argument("--cpus", type=_positive, default=1, help="simulated CPUs (default 1)")
     r.add_argument("--smt", type=_positive, default=1, help="hardware threads per core")
     r.add_argument("--llc", type=_nonneg, default=0, help="CPUs per last-level cache (0 = all)")
     r.add_argument("--capacity", type=_int_list, metavar="C[,C...]",
@@ -127,23 +155,29 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--zero-costs", action="store_true",
                    help="no wakeup-path costs (timer slack, wakeup, idle exit, IPI): closed-form runs")
     r.add_argument("--duration", help="override global.duration: seconds or 500ms, 2s, ...")
-    r.add_argument("--seed", type=_nonneg, default=0)
+    r.add_argument("--seed", type=_nonneg, default=0,
+                   help="seed of the run's one random number generator (default 0)")
     r.add_argument("--set", action="append", default=[], metavar="K=V", help="set a tunable")
     r.add_argument("--trace", metavar="FILE",
                    help="write a trace: .pftrace (Perfetto) or any other name (ftrace text)")
-    r.add_argument("--trace-format", choices=["perfetto", "ftrace"])
+    r.add_argument("--trace-format", choices=["perfetto", "ftrace"],
+                   help="format of --trace (default: perfetto for .pftrace names, else ftrace text)")
     r.add_argument("--json", metavar="FILE", help="write all metrics as JSON")
     r.add_argument("--fairness", help="comma-separated tasks for Jain's index (default all)")
     r.add_argument("--quiet", action="store_true", help="no table, no progress bar")
 
     c = sub.add_parser("check", help="validate a workload without running it")
-    c.add_argument("workload")
+    c.add_argument("workload", help="rt-app JSON file: everything `run` would refuse is reported")
 
     s = sub.add_parser("schedulers", help="list schedulers and their tunables")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--json", action="store_true", help="the registry as JSON")
     s.add_argument("--markdown", action="store_true", help="the registry as Markdown (docs/schedulers.md)")
 
-    sub.add_parser("metrics", help="describe every metric field")
+    me = sub.add_parser("metrics", help="describe every metric field")
+    me.add_argument("--json", action="store_true", help="the descriptions as JSON")
+    co = sub.add_parser("completion", help="print a shell completion script (bash or zsh)")
+    co.add_argument("shell", choices=["bash", "zsh"],
+                    help="e.g. `schedlab completion bash > /etc/bash_completion.d/schedlab`")
 
     tr = sub.add_parser("trace", help="work with recorded traces")
     trs = tr.add_subparsers(dest="trace_cmd", required=True)
@@ -159,7 +193,7 @@ def _parser() -> argparse.ArgumentParser:
     hp = sub.add_parser("host", help="run a workload on this machine's kernel")
     hps = hp.add_subparsers(dest="host_cmd", required=True)
     hr = hps.add_parser("run", help="run WORKLOAD on the live kernel (root), traced and measured")
-    hr.add_argument("workload")
+    hr.add_argument("workload", help="rt-app JSON file")
     hr.add_argument("--duration", help="override global.duration (seconds or 500ms, 2s, ...)")
     hr.add_argument("--json", metavar="FILE", help="write the metrics as JSON")
     hr.add_argument("--facts", metavar="FILE",
@@ -180,8 +214,9 @@ def _parser() -> argparse.ArgumentParser:
     hps.add_parser("probe", help="print what this machine allows (lockdown, cgroups, DL bandwidth, ...)")
 
     cp = sub.add_parser("compare", help="two runs' metrics side by side (simulator and/or trace)")
-    cp.add_argument("a", nargs="?", help="metrics JSON A (schedlab run --json or trace import --json)")
-    cp.add_argument("b", nargs="?", help="metrics JSON B")
+    cp.add_argument("a", nargs="?", help="metrics JSON A (schedlab run --json or trace import --json); "
+                    "a two-scheduler run's file alone compares its two runs; FILE:NAME picks one run")
+    cp.add_argument("b", nargs="?", help="metrics JSON B (also FILE:NAME)")
     cp.add_argument("--workload", metavar="FILE",
                     help="instead of A and B: run FILE in the simulator (A) and on this machine's kernel "
                     "(B, root)")
@@ -202,9 +237,9 @@ def _parser() -> argparse.ArgumentParser:
     so.add_argument("--metric", default="throughput,latency_p99",
                     help="comma-separated: throughput, latency_p50, latency_p99, misses, fairness")
     so.add_argument("--seeds", type=_positive, default=5, help="repeats per scheduler (default 5)")
-    so.add_argument("--cpus", type=_positive, default=1)
-    so.add_argument("--smt", type=_positive, default=1)
-    so.add_argument("--hz", type=_positive, default=250)
+    so.add_argument("--cpus", type=_positive, default=1, help="simulated CPUs (default 1)")
+    so.add_argument("--smt", type=_positive, default=1, help="hardware threads per core (default 1)")
+    so.add_argument("--hz", type=_positive, default=250, help="tick frequency (default 250)")
     so.add_argument("--duration", help="override global.duration: seconds or 500ms, 2s, ...")
     so.add_argument("--set", action="append", default=[], metavar="K=V", help="set a tunable")
     so.add_argument("--json", metavar="FILE", help="write the table as JSON")
@@ -239,14 +274,8 @@ def _trace_path(result: SimResult, path: str, fmt: Optional[str], scheduler: str
 
 
 def _write_json(path: str, data: object) -> None:
-    tmp = f"{path}.partial-{os.getpid()}"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=2)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    """JSON to a file, to stdout for ``-``, through symlinks (output.py)."""
+    write_output(path, json.dumps(data, indent=2) + "\n")
 
 
 def _check_run_args(a: argparse.Namespace, names: List[str]) -> None:
@@ -315,10 +344,12 @@ def _cmd_run(a: argparse.Namespace) -> int:
         results.append(res)
     _write_run_outputs(a, names, results)
     if not a.quiet:
+        # With the JSON or a trace on stdout (`-`), the table goes to stderr.
+        out = sys.stderr if "-" in (a.json, a.trace) else sys.stdout
         if len(results) == 1:
-            print(task_table(results[0]))
+            print(task_table(results[0]), file=out)
         else:
-            print(compare_table(names, results))
+            print(compare_table(names, results), file=out)
     return 0
 
 
@@ -371,9 +402,12 @@ def _cmd_check(a: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_metrics(_: argparse.Namespace) -> int:
+def _cmd_metrics(a: argparse.Namespace) -> int:
     from .api import metric_descriptions
 
+    if a.json:
+        print(json.dumps(metric_descriptions(), indent=2))
+        return 0
     for struct, fields in metric_descriptions().items():
         print(f"[{struct}]")
         for k, v in fields.items():
@@ -457,10 +491,19 @@ def _cmd_compare(a: argparse.Namespace) -> int:
             ma, mb = _sim_and_host(a)
             names = (f"simulator ({ma['scheduler']})", mb["scheduler"])
         else:
-            if not (a.a and a.b):
-                raise ValueError("compare needs two metrics files (A B) or --workload FILE")
-            ma, mb = cmp.load(a.a), cmp.load(a.b)
-            names = (f"{a.a} ({ma['scheduler']})", f"{a.b} ({mb['scheduler']})")
+            if not a.a:
+                raise ValueError("compare needs two metrics files (A B), one file of a two-scheduler "
+                                 "run (schedlab run --scheduler a,b --json), or --workload FILE")
+            if a.b:
+                ma, mb = cmp.load(a.a), cmp.load(a.b)
+                names = (f"{a.a} ({ma['scheduler']})", f"{a.b} ({mb['scheduler']})")
+            else:
+                both = cmp.runs(a.a)
+                if len(both) != 2:
+                    raise ValueError(f"{a.a}: holds {len(both)} run(s); compare one file needs exactly two "
+                                     "(or give A and B, e.g. FILE:NAME)")
+                (na, ma), (nb, mb) = both
+                names = (f"{a.a}:{na}", f"{a.a}:{nb}")
     except (ValueError, json.JSONDecodeError, host.HostError) as e:
         print(f"schedlab: error: {e}", file=sys.stderr)
         return 2
@@ -580,7 +623,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     handlers = {"run": _cmd_run, "check": _cmd_check, "schedulers": _cmd_schedulers,
                 "metrics": _cmd_metrics, "repro": _cmd_repro, "trace": _cmd_trace,
                 "compare": _cmd_compare, "host": _cmd_host, "calibrate": _cmd_calibrate,
-                "fidelity": _cmd_fidelity, "shootout": _cmd_shootout}
+                "fidelity": _cmd_fidelity, "shootout": _cmd_shootout, "completion": _cmd_completion}
     try:
         return handlers[args.cmd](args)
     except BrokenPipeError:

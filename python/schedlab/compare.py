@@ -3,13 +3,20 @@ JSON from ``schedlab run --json`` / ``schedlab trace import --json``).
 
 Tasks are matched by name (``--match pid`` matches by pid, e.g. a trace against the replay of
 itself uses names ``comm_pid``). For each task: CPU share, voluntary and involuntary switches,
-wakeup latency p50/p99/max and deadline misses of A and B with the relative difference
-(B − A) / A; then the run-level switch rates.
+wakeup latency p50/p99/max and deadline misses of A and B with the difference B − A and the
+relative difference (B − A) / A; then the run-level switch rates. The relative difference is
+left out (``n/a``) where A is below the metric's floor (``FLOORS``: a share under 1 %, fewer
+than 10 switches, a latency under 1 µs, no miss), so a near-zero baseline never reads as
++8,319 %. The table is one line per task and metric, so it fits 80 columns.
+
+A file written by ``schedlab run --scheduler a,b --json`` holds one metrics object per
+scheduler: ``compare FILE`` compares its two runs, ``FILE:NAME`` picks the run of NAME.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from typing import Dict, List, Optional, Tuple
 
@@ -24,12 +31,47 @@ FIELDS: List[Tuple[str, str]] = [
 ]
 
 
-def load(path: str) -> dict:
+# Below these values of A the relative difference is not shown (near-zero baselines).
+FLOORS: Dict[str, float] = {
+    "cpu_share": 0.01, "nvcsw": 10, "nivcsw": 10, "wakeup_latency_p50_us": 1.0,
+    "wakeup_latency_p99_us": 1.0, "wakeup_latency_max_us": 1.0, "deadline_misses": 1,
+    "context_switches_per_sec_per_cpu": 1.0, "task_switches_per_sec_per_cpu": 1.0, "migrations": 10,
+    "jain_fairness": 0.01,
+}
+
+
+def _is_metrics(m: object) -> bool:
+    return isinstance(m, dict) and isinstance(m.get("tasks"), list) and "scheduler" in m
+
+
+def runs(path: str) -> List[Tuple[str, dict]]:
+    """The runs in a metrics JSON file: one, or one per scheduler of a multi-scheduler run
+    (``schedlab run --scheduler a,b --json``). ``FILE:NAME`` keeps the run named NAME."""
+    name = None
+    if not os.path.exists(path) and ":" in path:
+        path, name = path.rsplit(":", 1)
     with open(path, encoding="utf-8") as f:
         m = json.load(f)
-    if not isinstance(m, dict) or not isinstance(m.get("tasks"), list) or "scheduler" not in m:
+    if _is_metrics(m):
+        found = [(m["scheduler"], m)]
+    elif isinstance(m, dict) and m and all(_is_metrics(v) for v in m.values()):
+        found = list(m.items())
+    else:
         raise ValueError(f"{path}: expected a metrics JSON (schedlab run --json / trace import --json)")
-    return m
+    if name is not None:
+        found = [(n, r) for n, r in found if n == name]
+        if not found:
+            raise ValueError(f"{path}: no run named {name!r}; it holds {', '.join(n for n, _ in runs(path))}")
+    return found
+
+
+def load(path: str) -> dict:
+    """One run's metrics (a file with several runs needs ``FILE:NAME``)."""
+    found = runs(path)
+    if len(found) != 1:
+        raise ValueError(f"{path}: holds {len(found)} runs ({', '.join(n for n, _ in found)}); "
+                         f"pick one as {path}:NAME")
+    return found[0][1]
 
 
 def _key(t: dict, match: str) -> str:
@@ -40,9 +82,16 @@ def _key(t: dict, match: str) -> str:
     return t["name"]
 
 
-def rel(a: Optional[float], b: Optional[float]) -> Optional[float]:
-    """(b − a) / a; None where either was not measured (null) or a is 0."""
-    return None if a is None or b is None or a == 0 else (b - a) / a
+def rel(a: Optional[float], b: Optional[float], floor: float = 0.0) -> Optional[float]:
+    """(b − a) / a; None where either was not measured (null) or |a| is 0 or below ``floor``."""
+    if a is None or b is None or a == 0 or abs(a) < floor:
+        return None
+    return (b - a) / a
+
+
+def _pair(field: str, a: Optional[float], b: Optional[float]) -> Tuple[Optional[float], ...]:
+    diff = None if a is None or b is None else b - a
+    return (a, b, rel(a, b, FLOORS.get(field, 0.0)), diff)
 
 
 def compare(a: dict, b: dict, match: str = "name") -> Dict[str, object]:
@@ -53,30 +102,40 @@ def compare(a: dict, b: dict, match: str = "name") -> Dict[str, object]:
         u = bt.get(_key(t, match))
         if u is None:
             continue
-        rows.append({"task": t["name"], **{f: (t[f], u[f], rel(t[f], u[f])) for f, _ in FIELDS}})
-    run = {k: (a[k], b[k], rel(a[k], b[k])) for k in
+        rows.append({"task": t["name"], **{f: _pair(f, t[f], u[f]) for f, _ in FIELDS}})
+    run = {k: _pair(k, a[k], b[k]) for k in
            ("context_switches_per_sec_per_cpu", "task_switches_per_sec_per_cpu", "migrations", "jain_fairness")}
     unmatched = [t["name"] for t in a["tasks"] if _key(t, match) not in bt]
     return {"tasks": rows, "run": run, "unmatched": unmatched}
 
 
+def _num(x: Optional[float]) -> str:
+    if x is None:  # null: not measured on that side
+        return "-"
+    if isinstance(x, int) or float(x).is_integer() and abs(x) >= 100:
+        return f"{x:,.0f}"
+    return f"{x:.4g}" if abs(x) < 1000 else f"{x:,.0f}"
+
+
 def table(c: Dict[str, object], name_a: str, name_b: str) -> str:
-    def cell(v: Tuple[Optional[float], Optional[float], Optional[float]]) -> str:
-        a, b, r = v
-        pct = "  n/a" if r is None else f"{100 * r:+5.0f}%"
-        small = isinstance(a, float) and abs(a) < 10
+    """One line per task and metric: A, B, B − A and (B − A) / A (n/a below the floor)."""
+    def line(task: str, label: str, v: Tuple[Optional[float], ...]) -> str:
+        a, b, r, d = v
+        # Ratios past 10x read better as a factor than as thousands of percent.
+        pct = "n/a" if r is None else f"x{r + 1:.0f}" if r >= 10 else f"{100 * r:+.0f}%"
+        return f"{task[:16]:<16} {label:<14} {_num(a):>11} {_num(b):>11} {_num(d):>11} {pct:>8}"
 
-        def fmt(x: Optional[float]) -> str:  # null: not measured on that side
-            return "-" if x is None else f"{x:.3f}" if small else f"{x:.0f}"
-        return f"{fmt(a):>8} {fmt(b):>8} {pct}"
-
-    lines = [f"A = {name_a}, B = {name_b}; each cell: A, B, (B-A)/A",
-             "task".ljust(16) + "".join(f"{h:>24}" for _, h in FIELDS)]
+    lines = [f"A = {name_a}", f"B = {name_b}",
+             f"{'task':<16} {'metric':<14} {'A':>11} {'B':>11} {'B-A':>11} {'(B-A)/A':>8}"]
     for r in c["tasks"]:  # type: ignore[union-attr]
-        lines.append(str(r["task"])[:15].ljust(16) + "".join(f"{cell(r[f]):>24}" for f, _ in FIELDS))
+        for i, (f, label) in enumerate(FIELDS):
+            lines.append(line(str(r["task"]) if i == 0 else "", label, r[f]))
     lines.append("")
+    short = {"context_switches_per_sec_per_cpu": "switches/s/cpu", "task_switches_per_sec_per_cpu":
+             "task sw/s/cpu", "migrations": "migrations", "jain_fairness": "Jain index"}
     for k, v in c["run"].items():  # type: ignore[union-attr]
-        lines.append(f"{k:<36}{cell(v)}")
+        lines.append(line("(run)", short.get(k, k), v))
+    lines.append("n/a: A not measured, or below the metric's floor (compare.py FLOORS)")
     if c["unmatched"]:
         lines.append(f"unmatched tasks of A: {', '.join(c['unmatched'])}")  # type: ignore[arg-type]
     return "\n".join(lines)

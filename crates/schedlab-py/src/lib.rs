@@ -155,6 +155,16 @@ impl PyRunResult {
         write_atomic(path, &perfetto::encode(t))
     }
 
+    /// The trace as Perfetto protobuf bytes (Python writes them: schedlab/output.py).
+    fn perfetto_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+        let t = self
+            .0
+            .trace
+            .as_ref()
+            .ok_or_else(|| ConfigError::new_err("the run recorded no trace"))?;
+        Ok(pyo3::types::PyBytes::new(py, &perfetto::encode(t)))
+    }
+
     /// Write the trace as ftrace text (atomically).
     fn write_ftrace(&self, path: &str) -> PyResult<()> {
         let t = self

@@ -1,0 +1,60 @@
+"""Writing the command's outputs (metrics JSON, traces, workloads) the way a user expects.
+
+* ``-`` is standard output.
+* A symlink is followed: its target is written, the link stays a link.
+* A device, FIFO or other special file (``/dev/stdout``, a named pipe) is written in place;
+  it is never replaced by a regular file.
+* A regular file is replaced atomically: the data goes to a temporary file in the target's
+  directory, which is renamed over the target only when complete, so an interrupted or failed
+  write leaves no partial file and the old contents intact. The target keeps its permissions.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import tempfile
+from typing import Union
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_output(path: Union[str, os.PathLike[str]], data: Union[str, bytes]) -> None:
+    """Write ``data`` to ``path`` (see the module's rules)."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    path = os.fspath(path)
+    if path == "-":
+        sys.stdout.flush()
+        sys.stdout.buffer.write(raw)
+        sys.stdout.buffer.flush()
+        return
+    try:
+        st = os.stat(path)  # follows symlinks, also /dev/stdout -> /proc/self/fd/1 -> a pipe
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(f"{path}: is a directory, expected a file name")
+        with open(path, "wb") as f:  # a device, FIFO or socket: written in place
+            f.write(raw)
+        return
+    target = os.path.realpath(path)  # a (possibly dangling) symlink's final target
+    directory = os.path.dirname(target) or "."
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".partial", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(raw)
+            f.flush()
+            os.fsync(f.fileno())
+        mode = stat.S_IMODE(os.stat(target).st_mode) if os.path.exists(target) else 0o666 & ~_umask()
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
