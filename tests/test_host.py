@@ -264,14 +264,14 @@ def test_compare_runs_simulator_and_host(tmp_path):
     assert [row["task"] for row in c["tasks"]] == ["hog-0", "hog-1"]
     # Two pinned hogs: half a CPU each in both, so the relative differences stay small.
     for row in c["tasks"]:
-        sim, hostv, _ = row["cpu_share"]
+        sim, hostv, _rel, _diff = row["cpu_share"]
         assert sim == pytest.approx(0.5, abs=0.01) and 0.35 < hostv < 0.6
     assert c["run"]["jain_fairness"][1] > 0.9
 
 
 def test_compare_needs_two_files_or_a_workload():
     r = run("compare")
-    assert r.returncode == 2 and "two metrics files (A B) or --workload" in r.stderr
+    assert r.returncode == 2 and "two metrics files (A B)" in r.stderr and "--workload FILE" in r.stderr
 
 
 HOG = {"global": {"duration": 1}, "tasks": {"hog": {"instance": 2, "cpus": [0], "run": 100000}}}

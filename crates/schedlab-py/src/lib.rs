@@ -71,6 +71,10 @@ fn sim_err(py: Python<'_>, e: SimError) -> PyErr {
 #[pyfunction]
 fn check_workload(py: Python<'_>, text: &str, source: &str) -> PyResult<String> {
     let wl = Workload::from_rtapp(source, text).map_err(|e| workload_err(py, &e))?;
+    // What `run` would refuse without knowing the machine (DEADLINE parameters, ...).
+    if let Err(e) = Simulator::validate_workload(&wl) {
+        return Err(sim_err(py, e));
+    }
     serde_json::to_string(&wl).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 

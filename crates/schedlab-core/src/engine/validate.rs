@@ -7,7 +7,7 @@ use crate::task::DlAttr;
 use crate::workload::{Attrs, Policy, Workload, WorkloadError};
 
 /// `__checkparam_dl` and the root-domain affinity rule (linux-rt-dl.md §6).
-fn check_dl(wl: &Workload, a: &Attrs, path: &str, cpus: usize) -> Result<(), SimError> {
+fn check_dl(wl: &Workload, a: &Attrs, path: &str, cpus: Option<usize>) -> Result<(), SimError> {
     let base = path.strip_suffix(".policy").unwrap_or(path);
     let d = DlAttr::from_attrs(Policy::Deadline, a);
     let err = |key: &str, msg: String| -> Result<(), SimError> {
@@ -42,12 +42,13 @@ fn check_dl(wl: &Workload, a: &Attrs, path: &str, cpus: usize) -> Result<(), Sim
             ),
         );
     }
-    if a.cpus.as_ref().is_some_and(|v| {
+    if let (Some(cpus), Some(v)) = (cpus, a.cpus.as_ref()) {
         let mut s: Vec<usize> = v.clone();
         s.sort_unstable();
         s.dedup();
-        s.len() < cpus
-    }) {
+        if s.len() >= cpus {
+            return Ok(());
+        }
         return err(
             "cpus",
             "a SCHED_DEADLINE task's affinity must span every CPU of its root domain (the kernel returns EPERM)".into(),
@@ -96,9 +97,24 @@ impl Simulator {
     }
 
     pub(crate) fn validate(wl: &Workload, cpus: usize) -> Result<(), SimError> {
+        Self::validate_on(wl, Some(cpus))
+    }
+
+    /// Everything `validate` checks that does not depend on the machine
+    /// (`schedlab check`: SCHED_DEADLINE parameters; CPU numbers and the
+    /// DEADLINE affinity rule need `--cpus`).
+    pub fn validate_workload(wl: &Workload) -> Result<(), SimError> {
+        Self::validate_on(wl, None)
+    }
+
+    fn validate_on(wl: &Workload, cpus: Option<usize>) -> Result<(), SimError> {
         let check = |a: &Attrs, path: String| -> Result<(), SimError> {
             let p = a.policy.unwrap_or(wl.default_policy);
-            if let Some(c) = a.cpus.as_ref().and_then(|v| v.iter().find(|c| **c >= cpus)) {
+            let missing = |c: &usize| cpus.is_some_and(|n| *c >= n);
+            if let (Some(c), Some(cpus)) = (
+                a.cpus.as_ref().and_then(|v| v.iter().find(|c| missing(c))),
+                cpus,
+            ) {
                 return Err(WorkloadError::at(
                     &wl.source,
                     &format!("{path}.cpus"),

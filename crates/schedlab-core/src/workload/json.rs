@@ -1,9 +1,20 @@
-//! An order-preserving JSON tree for rt-app files.
+//! An order-preserving JSON tree for rt-app files, accepting what rt-app
+//! and its `doc/workgen` accept (rt-app 55cb0c0):
 //!
-//! rt-app runs events in file order and treats duplicate keys as invalid
-//! (../shared/formats.md §1.1), so objects keep their key order and a
-//! duplicate key is a syntax error with its line and column. `/* */` and
-//! `//` comments are blanked out first, keeping every line and column.
+//! * `/* */` and `//` comments (json-c takes them): blanked out, keeping
+//!   every line and column;
+//! * trailing commas before `}` or `]` (json-c's default, non-strict
+//!   tokener): blanked out;
+//! * a bare `"suspend"` member without a value (the old workgen filled in
+//!   the thread's name; rt-app now ignores the value): read as
+//!   `"suspend": ""` (the columns after it on that line move by 4);
+//! * duplicate keys, such as several `"run"` in one phase: renamed as
+//!   workgen's `check_unikid_json` does before rt-app parses the file, the
+//!   second `run` becoming `run1`, the next `run2`, and so on (one counter
+//!   per object, starting at 1). rt-app matches events by prefix, so the
+//!   renamed keys keep their meaning (formats.md §1.1).
+//!
+//! Objects keep their key order: rt-app runs events in file order.
 
 use super::error::WorkloadError;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -101,17 +112,89 @@ impl<'de> Visitor<'de> for JsonVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
         let mut v: Vec<(String, Json)> = Vec::new();
         let mut seen = std::collections::BTreeSet::new();
-        while let Some(k) = map.next_key::<String>()? {
-            if !seen.insert(k.clone()) {
-                return Err(de::Error::custom(format!(
-                    "duplicate key \"{k}\" (rt-app needs unique keys: use run0, run1, ...)"
-                )));
+        // workgen's check_unikid_json: one counter per object, from 1.
+        let mut curid: u64 = 1;
+        while let Some(mut k) = map.next_key::<String>()? {
+            if seen.contains(&k) {
+                let mut renamed = format!("{k}{curid}");
+                while seen.contains(&renamed) {
+                    curid += 1;
+                    renamed = format!("{k}{curid}");
+                }
+                k = renamed;
             }
+            seen.insert(k.clone());
             let val = map.next_value()?;
             v.push((k, val));
         }
         Ok(Json::Obj(v))
     }
+}
+
+/// What json-c and workgen accept beyond strict JSON (see the module
+/// comment), rewritten into strict JSON: trailing commas blanked, a bare
+/// `"suspend..."` member given the value `""`. Comments must already be
+/// blanked.
+fn lenient(src: &str) -> String {
+    #[derive(PartialEq)]
+    enum Frame {
+        Obj { expect_key: bool },
+        Arr,
+    }
+    let b = src.as_bytes();
+    let mut out: Vec<u8> = Vec::with_capacity(b.len() + 16);
+    let mut stack: Vec<Frame> = vec![];
+    let next_non_ws = |from: usize| {
+        b[from..]
+            .iter()
+            .position(|c| !c.is_ascii_whitespace())
+            .map(|p| from + p)
+    };
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                let start = i;
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i = (i + 1).min(b.len());
+                out.extend_from_slice(&b[start..i]);
+                if let Some(Frame::Obj { expect_key }) = stack.last_mut() {
+                    if *expect_key {
+                        *expect_key = false;
+                        let key = &src[start + 1..i.saturating_sub(1).max(start + 1)];
+                        let bare = next_non_ws(i).is_none_or(|j| b[j] == b',' || b[j] == b'}');
+                        if bare && key.starts_with("suspend") {
+                            out.extend_from_slice(b":\"\"");
+                        }
+                    }
+                }
+                continue;
+            }
+            b'{' => stack.push(Frame::Obj { expect_key: true }),
+            b'[' => stack.push(Frame::Arr),
+            b'}' | b']' => {
+                stack.pop();
+            }
+            b',' => {
+                if next_non_ws(i + 1).is_some_and(|j| b[j] == b'}' || b[j] == b']') {
+                    out.push(b' '); // a trailing comma
+                    i += 1;
+                    continue;
+                }
+                if let Some(Frame::Obj { expect_key }) = stack.last_mut() {
+                    *expect_key = true;
+                }
+            }
+            _ => {}
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    // Only ASCII bytes were inserted or replaced: still valid UTF-8.
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// Replace `/* ... */` and `// ...` comments by spaces (newlines kept), so
@@ -179,6 +262,7 @@ pub fn parse(file: &str, src: &str) -> Result<Json, WorkloadError> {
     };
     let clean = blank_comments(src)
         .map_err(|(l, c)| syntax(l, c, "unterminated /* comment".to_string()))?;
+    let clean = lenient(&clean);
     serde_json::from_str::<Json>(&clean).map_err(|e| {
         let msg = e.to_string();
         let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
@@ -198,11 +282,36 @@ mod tests {
         assert_eq!(kv[1], ("a".to_string(), Json::Str("/* no */".into())));
     }
 
+    fn keys(j: &Json) -> Vec<String> {
+        let Json::Obj(kv) = j else { panic!("object") };
+        kv.iter().map(|(k, _)| k.clone()).collect()
+    }
+
     #[test]
-    fn duplicate_key_has_position() {
-        let e = parse("f.json", "{\n \"run\": 1,\n \"run\": 2 }").expect_err("dup");
-        assert_eq!(e.line, Some(3));
-        assert!(e.message.contains("duplicate key \"run\""), "{}", e.message);
+    fn duplicate_keys_are_renamed_as_workgen_does() {
+        let j = parse(
+            "f.json",
+            "{\"run\": 1, \"sleep\": 2, \"run\": 3, \"run\": 4, \"sleep\": 5}",
+        )
+        .expect("renamed");
+        assert_eq!(keys(&j), ["run", "sleep", "run1", "run2", "sleep2"]);
+    }
+
+    #[test]
+    fn trailing_commas_and_a_bare_suspend_are_accepted() {
+        let j = parse(
+            "f.json",
+            "{\"a\": [1, 2,], \"t\": {\"loop\": -1,\n \"suspend\",\n \"run\": 5,},}",
+        )
+        .expect("lenient");
+        let Json::Obj(kv) = &j else { panic!("object") };
+        assert_eq!(kv[0].1, Json::Arr(vec![Json::Int(1), Json::Int(2)]));
+        assert_eq!(keys(&kv[1].1), ["loop", "suspend", "run"]);
+        // A comma inside a string is left alone.
+        let j = parse("f.json", "{\"s\": \",}\"}").expect("string");
+        assert_eq!(j, Json::Obj(vec![("s".into(), Json::Str(",}".into()))]));
+        // Any other bare key stays an error.
+        assert!(parse("f.json", "{\"run\", \"x\": 1}").is_err());
     }
 
     #[test]

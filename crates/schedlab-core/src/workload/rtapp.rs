@@ -18,8 +18,14 @@ const EVENT_PREFIXES: &[&str] = &[
     "sem_wait",
 ];
 
-/// rt-app events the simulator does not model (yet).
-const UNSUPPORTED_EVENTS: &[&str] = &["sync", "memrun", "mem", "iorun", "sem_post", "sem_wait"];
+/// rt-app events the simulator does not model, with why and what to do.
+const UNSUPPORTED_EVENTS: &[(&str, &str)] = &[
+    ("memrun", "memory chase/read/write loops need a cache and memory model, which the simulator does not have; replace it by a `run` of the time it takes on the target machine"),
+    ("mem", "rt-app's memload (memset of the count in bytes on a per-thread buffer) needs a memory-bandwidth model, which the simulator does not have; replace it by a `run` of the time it takes on the target machine"),
+    ("iorun", "rt-app's ioload (writing the count in bytes to global.io_device) needs an I/O model, which the simulator does not have; replace it by a `run` (for /dev/null) or a `sleep` (for a device that blocks)"),
+    ("sem_post", "POSIX semaphores are not modelled (mutexes, condition variables, barriers and suspend/resume are)"),
+    ("sem_wait", "POSIX semaphores are not modelled (mutexes, condition variables, barriers and suspend/resume are)"),
+];
 
 const IGNORED_ATTR_KEYS: &[&str] = &["util_min", "util_max", "nodes_membind"];
 
@@ -47,6 +53,8 @@ pub const MAX_SECS: u64 = u64::MAX / crate::clock::SEC;
 struct Parser<'a> {
     file: &'a str,
     warnings: Vec<String>,
+    /// The task being parsed (`suspend` waits on its own name).
+    task_name: String,
 }
 
 type R<T> = Result<T, WorkloadError>;
@@ -65,6 +73,7 @@ pub fn parse(file: &str, text: &str) -> R<Workload> {
     let mut p = Parser {
         file,
         warnings: vec![],
+        task_name: String::new(),
     };
     let wl = p.workload(&root)?;
     Ok(Workload {
@@ -121,13 +130,19 @@ impl Parser<'_> {
         }
     }
 
+    /// Task and process names: what rt-app's own examples use (letters,
+    /// digits, `_`, `-`, `.`: "Binder-dummy", "mp3.decoder"). Traces keep them
+    /// lossless: ftrace's `COMM-PID` is split at its last `-`, and fields are
+    /// separated by spaces, which a name may not hold.
     fn name(&self, s: &str, path: &str, what: &str) -> R<()> {
-        let ok = !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        let ok = !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
         if !ok {
             return self.err(
                 path,
                 format!(
-                    "{what} \"{s}\" must match ^[a-zA-Z0-9_]+$ (kept lossless between simulated and real traces)"
+                    "{what} \"{s}\" must match ^[a-zA-Z0-9_.-]+$ (kept lossless between simulated and real traces)"
                 ),
             );
         }
@@ -244,12 +259,11 @@ impl Parser<'_> {
                 k if IGNORED_GLOBAL_KEYS.contains(&k) => self
                     .warnings
                     .push(format!("{path}: ignored (no effect in the simulator)")),
-                _ => {
-                    return self.err(
-                        &path,
-                        "unknown key; expected one of duration, default_policy, calibration, taskgroups, or an rt-app logging key",
-                    )
-                }
+                // rt-app reads the global keys it knows and ignores the rest (json-c
+                // lookups, rt-app_parse_config.c parse_global): warn, so a typo shows.
+                _ => self.warnings.push(format!(
+                    "{path}: unknown global key, ignored as rt-app ignores it (known: duration, default_policy, calibration, taskgroups, and rt-app's logging keys)"
+                )),
             }
         }
         Ok(())
@@ -361,6 +375,7 @@ impl Parser<'_> {
     }
 
     fn task(&mut self, name: &str, v: &Json, path: &str, default_policy: Policy) -> R<TaskDef> {
+        self.task_name = name.to_string();
         let kv = self.obj(v, path)?;
         let mut t = TaskDef {
             name: name.to_string(),
@@ -406,7 +421,7 @@ impl Parser<'_> {
                 "phases" => phases_json = Some((val, kp)),
                 _ => {
                     if !self.attr(k, val, &kp, &mut t.attrs)? {
-                        events.push(self.event(k, val, &kp)?);
+                        events.extend(self.event(k, val, &kp)?);
                     }
                 }
             }
@@ -497,7 +512,7 @@ impl Parser<'_> {
                 )),
                 _ => {
                     if !self.attr(k, val, &kp, &mut ph.attrs)? {
-                        ph.events.push(self.event(k, val, &kp)?);
+                        ph.events.extend(self.event(k, val, &kp)?);
                     }
                 }
             }
@@ -508,20 +523,18 @@ impl Parser<'_> {
         Ok(ph)
     }
 
-    fn event(&self, key: &str, v: &Json, path: &str) -> R<Event> {
+    /// The events of one rt-app event key (`sync` is two: signal, then wait).
+    fn event(&self, key: &str, v: &Json, path: &str) -> R<Vec<Event>> {
         let Some(kind) = EVENT_PREFIXES.iter().find(|p| key.starts_with(**p)) else {
             return self.err(
                 path,
-                "unknown key; expected an event (run, runtime, sleep, timer, yield, lock, unlock, wait, signal, broad, barrier, suspend, resume, fork, with an optional suffix) or a task/phase attribute",
+                "unknown key; expected an event (run, runtime, sleep, timer, yield, lock, unlock, wait, sync, signal, broad, barrier, suspend, resume, fork, with an optional suffix) or a task/phase attribute",
             );
         };
-        if UNSUPPORTED_EVENTS.contains(kind) {
-            return self.err(
-                path,
-                format!("event \"{kind}\" is not supported by the simulator yet"),
-            );
+        if let Some((_, why)) = UNSUPPORTED_EVENTS.iter().find(|(k, _)| k == kind) {
+            return self.err(path, format!("event \"{kind}\" is not supported: {why}"));
         }
-        Ok(match *kind {
+        Ok(vec![match *kind {
             "run" => Event::Run(self.usecs(v, path)?),
             "runtime" => Event::Runtime(self.usecs(v, path)?),
             "sleep" => Event::Sleep(self.usecs(v, path)?),
@@ -531,11 +544,23 @@ impl Parser<'_> {
             "signal" => Event::Signal(self.string(v, path)?.into()),
             "broad" => Event::Broad(self.string(v, path)?.into()),
             "barrier" => Event::Barrier(self.string(v, path)?.into()),
-            "suspend" => Event::Suspend(self.string(v, path)?.into()),
+            // The value names what to suspend on, as in rt-app before 32fcddf (2025) and
+            // as its own examples (browser, video) need; empty or bare (`"suspend",`, which
+            // the old workgen filled in) is the thread's own name, what rt-app now always uses.
+            "suspend" => match v {
+                Json::Str(s) if !s.is_empty() => Event::Suspend(s.clone()),
+                Json::Str(_) => Event::Suspend(self.task_name.clone()),
+                _ => {
+                    return self.err(
+                        path,
+                        format!("expected a string (or nothing), found {}", v.describe()),
+                    )
+                }
+            },
             "resume" => Event::Resume(self.string(v, path)?.into()),
             "fork" => Event::Fork(self.string(v, path)?.into()),
             "timer" => self.timer(v, path)?,
-            "wait" => {
+            "wait" | "sync" => {
                 let (mut cond, mut mutex) = (None, None);
                 for (k, x) in self.obj(v, path)? {
                     let kp = join(path, k);
@@ -546,6 +571,14 @@ impl Parser<'_> {
                     }
                 }
                 match (cond, mutex) {
+                    // rtapp_sig_and_wait: pthread_cond_signal then pthread_cond_wait, the
+                    // mutex held throughout (rt-app.c), so the pair is atomic to other lockers.
+                    (Some(cond), Some(mutex)) if *kind == "sync" => {
+                        return Ok(vec![
+                            Event::Signal(cond.clone()),
+                            Event::Wait { cond, mutex },
+                        ])
+                    }
                     (Some(cond), Some(mutex)) => Event::Wait { cond, mutex },
                     _ => return self.err(path, "expected both \"ref\" and \"mutex\""),
                 }
@@ -556,7 +589,7 @@ impl Parser<'_> {
                     format!("event \"{kind}\" is not supported by the simulator yet"),
                 )
             }
-        })
+        }])
     }
 
     fn timer(&self, v: &Json, path: &str) -> R<Event> {
