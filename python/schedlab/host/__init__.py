@@ -53,7 +53,21 @@ from .probe import (
 from .reconcile import reconcile
 from .undo import Journal, die_with_parent, remove_tmp, write
 
-WORKER = os.path.join(os.path.dirname(__file__), "..", "..", "..", "target", "release", "schedlab-worker")
+
+def worker_path() -> str:
+    """The native worker (crates/schedlab-worker): ``$SCHEDLAB_WORKER`` if set, else the copy
+    installed with the package (``schedlab/bin/``, put there by scripts/build_wheel.sh), else the
+    source tree's ``target/release`` build (scripts/setup.sh)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    candidates = [os.environ.get("SCHEDLAB_WORKER", ""),
+                  os.path.join(here, "..", "bin", "schedlab-worker"),
+                  os.path.join(here, "..", "..", "..", "target", "release", "schedlab-worker")]
+    for c in candidates:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return os.path.abspath(c)
+    raise HostError("the native worker schedlab-worker is not installed: build it with "
+                    "`cargo build --release -p schedlab-worker` (scripts/setup.sh does), install a wheel "
+                    "built by scripts/build_wheel.sh, or set SCHEDLAB_WORKER to its path")
 # Time between launching the workers and their common start: they set themselves up meanwhile.
 SETUP_NS = 300_000_000
 
@@ -236,7 +250,7 @@ def _prepare(workload: str, duration_s: Optional[float], work: str) -> Tuple[int
                         "need EEVDF (Linux 6.6+)")
     if work not in ("oncpu", "loops"):
         raise HostError(f"unknown work unit {work!r}; expected oncpu or loops")
-    worker = os.path.abspath(WORKER)
+    worker = worker_path()
     if not os.access(worker, os.X_OK):
         raise HostError(f"{worker}: native worker missing; run scripts/setup.sh")
     return dur, plan, worker

@@ -52,7 +52,7 @@ def _lateness_p50(workload: dict, tmp: str, name: str) -> int:
 
 def calibrate(seconds: int = 3, log: Callable[[str], None] = lambda s: None) -> Dict[str, Any]:
     """Measure; returns the profile (not yet written)."""
-    from . import WORKER, facts
+    from . import facts, worker_path
 
     if os.geteuid() != 0:
         raise HostError("calibrate needs root (it runs workloads on the live kernel)")
@@ -66,7 +66,7 @@ def calibrate(seconds: int = 3, log: Callable[[str], None] = lambda s: None) -> 
             log(f"calibrate: {name} ({seconds:g} s on CPU {cpu})")
             m[f"{name}_lateness_p50_ns"] = _lateness_p50(_sleeper(pol, cpu, seconds, hog), tmp, name)
     log("calibrate: pingpong")
-    out = subprocess.run([os.path.abspath(WORKER), "pingpong", str(cpu), "20000"], capture_output=True,
+    out = subprocess.run([worker_path(), "pingpong", str(cpu), "20000"], capture_output=True,
                          text=True, timeout=120)
     if out.returncode != 0:
         raise HostError(f"calibrate: pingpong: {out.stderr.strip()}")
@@ -74,7 +74,7 @@ def calibrate(seconds: int = 3, log: Callable[[str], None] = lambda s: None) -> 
     not_measured = {"smt_factor": "the SMT factor needs SMT siblings and is not measured yet"}
     if len(cpus) >= 2:
         log("calibrate: remote wakeup")
-        out = subprocess.run([os.path.abspath(WORKER), "wakeup", str(cpus[0]), str(cpu), "1000"],
+        out = subprocess.run([worker_path(), "wakeup", str(cpus[0]), str(cpu), "1000"],
                              capture_output=True, text=True, timeout=120)
         if out.returncode != 0:
             raise HostError(f"calibrate: wakeup: {out.stderr.strip()}")
