@@ -257,3 +257,9 @@ def test_relative_difference_hidden_below_the_floor():
     assert cmp.rel(0.001, 0.0842, cmp.FLOORS["cpu_share"]) is None
     assert cmp.rel(0.5, 0.55, cmp.FLOORS["cpu_share"]) == pytest.approx(0.1)
     assert cmp.rel(None, 3.0) is None
+
+
+def test_table_says_where_latencies_come_from(root):
+    wl = str(root / "examples" / "mixed.json")
+    assert "wakeup-path cost model (wakeup_ns 8 µs" in run("run", wl).stdout
+    assert "costs off (--zero-costs)" in run("run", wl, "--zero-costs").stdout

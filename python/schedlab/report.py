@@ -27,6 +27,19 @@ def _prio(t: dict) -> str:
     return str(t["nice"]) if pol == "SCHED_OTHER" else f"{pol[6:9]} {t['nice']}"
 
 
+def _cost_note(m: dict) -> str:
+    """Where the simulator's latencies come from (issue 17: an RT task's 0 µs is not a bug)."""
+    tun = m.get("tunables") or {}
+    keys = ("wakeup_ns", "idle_exit_ns", "ipi_ns", "timer_slack_ns", "context_switch_ns")
+    costs = {k: tun[k] for k in keys if k in tun}
+    if costs and not any(costs.values()):
+        return ("wakeup-path costs off (--zero-costs): a task woken onto an idle CPU, or preempting, "
+                "runs at once, so its latency is 0 µs (docs/model.md, wakeup costs)")
+    shown = ", ".join(f"{k} {v / 1000:g} µs" for k, v in costs.items())
+    return (f"latency floor from the wakeup-path cost model ({shown}; docs/model.md, wakeup costs; "
+            "--zero-costs for none)")
+
+
 def task_table(r: SimResult) -> str:
     m = r.metrics
     recorded = m["scheduler"] == "trace" or m["scheduler"].startswith("host")
@@ -54,6 +67,8 @@ def task_table(r: SimResult) -> str:
         lines.append(" ".join(row))
     lines.append("latencies in µs (waking to running); times in ms; prio: nice, FF/RR + RT priority, DL; "
                  "miss: jobs past their deadline; -: not measured, or withheld as unreliable")
+    if not recorded:
+        lines.append(_cost_note(m))
     for w in m["warnings"]:
         lines.append(f"warning: {w}")
     return "\n".join(lines)
