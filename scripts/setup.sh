@@ -12,6 +12,12 @@ fi
   "perfetto>=0.59" "protobuf>=4" "ruff>=0.6" "matplotlib>=3.7"
 # maturin develop installs the package (editable Python sources + native module).
 VIRTUAL_ENV="$PWD/.venv" .venv/bin/maturin develop --release -q
+# Debian's Chromium, for the test that opens the HTML reports headless (tests/test_html_report.py);
+# installed only as root and only when missing (the test skips, saying why, without it).
+if ! command -v chromium >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1 \
+    || echo "setup: could not install chromium (the HTML report test will skip)" >&2
+fi
 # The native worker of the real-kernel runner (schedlab host run).
 cargo build --release -q -p schedlab-worker
 echo "setup: ok ($(.venv/bin/python -c 'import schedlab, sys; print(schedlab.__file__)'))"

@@ -536,6 +536,14 @@ def _cmd_repro(a: argparse.Namespace) -> int:
             print(f"schedlab: error: {e.args[0]}", file=sys.stderr)
             return 2
         print(f"report: {os.path.join(out, 'report.md')} (also report.json and figures)")
+    if a.experiment == "all" or not a.out:
+        # The HTML site over every report under the root (reports/index.html).
+        from pathlib import Path
+
+        from .htmlreport import write_site
+
+        index = write_site(Path(a.out or "reports"), sorted(EXPERIMENTS))
+        print(f"html: {index}")
     return 0
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Callable, Dict, List, Tuple
 
 from ..api import simulate
+from .figures import pyplot, save
 
 
 def alpha(nt: int, no: int) -> float:
@@ -104,10 +105,7 @@ def run(spec: dict, out: Path, log: Callable[[str], None]) -> dict:
 
 
 def _plot(res: dict, spec: dict, out: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     for cpus, rows in res["runs"].items():
         fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
@@ -123,7 +121,7 @@ def _plot(res: dict, spec: dict, out: Path) -> None:
         axes[1].legend(fontsize=8)
         fig.tight_layout()
         for ext in ("png", "svg"):
-            fig.savefig(out / f"finish_{cpus}cpu.{ext}", metadata={"Date": None} if ext == "svg" else None)
+            save(fig, out / f"finish_{cpus}cpu", (ext,))
         plt.close(fig)
 
 

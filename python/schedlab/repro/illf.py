@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Callable, Dict, List
 
 from ..api import simulate
+from .figures import pyplot, save
 
 MS = 1000  # rt-app times are µs
 
@@ -122,10 +123,7 @@ def run(spec: dict, out: Path, log: Callable[[str], None]) -> dict:
 
 
 def _plots(res: dict, pols: List[str], out: Path) -> List[str]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     names = []
     series = [
@@ -144,7 +142,7 @@ def _plots(res: dict, pols: List[str], out: Path) -> List[str]:
         ax.legend()
         fig.tight_layout()
         for ext in ("png", "svg"):
-            fig.savefig(out / f"{key}.{ext}", metadata={"Date": None} if ext == "svg" else None)
+            save(fig, out / key, (ext,))
         plt.close(fig)
         names.append(key)
     fig, ax = plt.subplots(figsize=(5, 3.4))
@@ -163,7 +161,7 @@ def _plots(res: dict, pols: List[str], out: Path) -> List[str]:
     ax.legend()
     fig.tight_layout()
     for ext in ("png", "svg"):
-        fig.savefig(out / f"table1.{ext}", metadata={"Date": None} if ext == "svg" else None)
+        save(fig, out / "table1", (ext,))
     plt.close(fig)
     names.append("table1")
     return names

@@ -21,6 +21,7 @@ from typing import Callable, Dict, List, Optional
 
 from ..api import schedulers, simulate
 from ..shootout import interval, rank
+from .figures import pyplot, save
 
 SLACK_US = 50.0  # the kernel's timer slack for SCHED_OTHER sleepers (engine default)
 
@@ -332,10 +333,7 @@ def _same_sentence(rows: dict) -> str:
 def _rank_figure(spec: dict, res: dict, out: Path) -> None:
     """The seed's rank of each of its schedulers against ours (multi-core throughput; responsiveness
     with SCHED_OTHER probes and 24 hogs): points on the diagonal agree."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     pub, seedmap = spec["published"], spec["seed_schedulers"]
     common = [k for k in pub["gb5"] if seedmap[k] in res["schedulers"]]
@@ -358,15 +356,12 @@ def _rank_figure(spec: dict, res: dict, out: Path) -> None:
         ax.set_ylabel("our rank (by mean)")
         ax.set_title(title)
     fig.tight_layout()
-    fig.savefig(out / "ranks.png")
+    save(fig, out / "ranks")
     plt.close(fig)
 
 
 def _figures(res: dict, out: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, axes = plt.subplots(1, 2, figsize=(12, 4))
     for ax, kind in zip(axes, ("single", "multi")):
@@ -376,7 +371,7 @@ def _figures(res: dict, out: Path) -> None:
         ax.set_title(f"{kind}-core throughput (CPUs of work per s)")
         ax.tick_params(axis="x", rotation=45)
     fig.tight_layout()
-    fig.savefig(out / "throughput.png")
+    save(fig, out / "throughput")
     plt.close(fig)
     for key, rows in res["jitter"].items():
         fig, ax = plt.subplots(figsize=(10, 4))
@@ -389,5 +384,5 @@ def _figures(res: dict, out: Path) -> None:
         ax.set_title(f"probe lateness, {key}")
         ax.legend(fontsize=7, ncol=3)
         fig.tight_layout()
-        fig.savefig(out / f"latency_{key.replace('/', '_')}.png")
+        save(fig, out / f"latency_{key.replace('/', '_')}")
         plt.close(fig)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Callable, Dict, List
 
 from ..api import simulate
+from .figures import pyplot, save
 
 SCHEDULERS = ("cfs", "eevdf")
 
@@ -106,10 +107,7 @@ def run(spec: dict, out: Path, log: Callable[[str], None]) -> dict:
 
 
 def _plot(res: dict, out: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, axes = plt.subplots(1, len(res["pairs"]), figsize=(4 * len(res["pairs"]), 3.4), sharey=True)
     for ax, e in zip(axes, res["pairs"]):
@@ -124,7 +122,7 @@ def _plot(res: dict, out: Path) -> None:
     axes[0].legend()
     fig.tight_layout()
     for ext in ("png", "svg"):
-        fig.savefig(out / f"fair_degree.{ext}", metadata={"Date": None} if ext == "svg" else None)
+        save(fig, out / "fair_degree", (ext,))
     plt.close(fig)
 
 
