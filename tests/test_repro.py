@@ -136,3 +136,27 @@ def test_shootout_probes_respond_to_load_as_the_spec_predicts():
     fifo = {s: p99(s, {"policy": "SCHED_FIFO", "priority": 80}) for s in ("cfs", "eevdf", "bmq", "pds", "tt")}
     assert len(set(fifo.values())) == 1, fifo
     assert p99("bmq", {}) < 100 < 1000 < p99("eevdf", {})
+
+
+def test_dwcfs_verdicts_follow_the_numbers():
+    # The seed's conclusions are judged from the finish times: flip the numbers, flip the words.
+    from schedlab.repro import dwcfs
+
+    def rows(b_dw_high: float, a_dw_high: float):
+        out = []
+        for m in (4, 8, 16):
+            r = {"m": m, "cfs": {"A_s": 10.0 + m / 8, "B_s": 4.0 - m / 16},
+                 "cfs+dwcfs": {"A_s": 10.0 + m / 8, "B_s": 4.0 - m / 16}}
+            if m >= 8:
+                r["cfs+dwcfs"] = {"A_s": r["cfs"]["A_s"] * a_dw_high, "B_s": r["cfs"]["B_s"] * b_dw_high}
+            out.append(r)
+        return out
+
+    good = "\n".join(dwcfs._claims(rows(1.2, 0.9)))
+    assert "B later under DW-CFS than CFS: at m = 8, 16 of 8, 16, agrees" in good
+    assert "A sooner: at m = 8, 16 of 8, 16, agrees" in good
+    bad = "\n".join(dwcfs._claims(rows(0.8, 1.1)))
+    assert "B later under DW-CFS than CFS: at m = none of 8, 16, differs" in bad
+    assert "A sooner: at m = none of 8, 16, differs" in bad
+    # Within the 1 % tolerance counts as equal, not as later.
+    assert "at m = none of 8, 16, differs" in "\n".join(dwcfs._claims(rows(1.005, 1.0)))
