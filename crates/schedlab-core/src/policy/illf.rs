@@ -19,14 +19,15 @@
 //!
 //! Plugged into the deadline class as a [`DlOrder`] (class/dl/order.rs),
 //! keeping CBS, push/pull and admission; switch points (3a, 3b, 4) force the
-//! class's next pick. Where the seed is silent ([choice]): ties go to the
-//! earlier-queued job (rb-tree insertion order); when rule 4 does not fire
+//! class's next pick. Equal laxities go to the job scheduled least recently
+//! (seed 001 §2, tunable `laxity_ties`, as for LLF: llf.rs). Where the seed
+//! is silent ([choice]): when rule 4 does not fire
 //! at an activation, the job of least laxity of {K, Q} runs; migration is
 //! the kernel's push/pull with the laxity key, as the seed keeps Linux
 //! 3.14's DL-class structure. `swap_rule = false` turns rule 4 off (tunable
 //! `illf_swap_rule=0`, an ablation).
 
-use super::llf::latest_start;
+use super::llf::{latest_start, LAXITY_TIES};
 use crate::class::dl::{DlCtx, DlOrder};
 use crate::clock::Ns;
 use crate::plugin::DlOrderDef;
@@ -38,14 +39,18 @@ pub const DESCRIPTION: &str =
     "improved LLF: laxity updated at activation/finish, restricted switch points, big/small swap rule (seed 001)";
 
 /// ILLF's tunables.
-pub const TUNABLES: &[Tunable] = &[Tunable {
-    name: "illf_swap_rule",
-    default: 1,
-    min: 0,
-    max: 1,
-    unit: "bool",
-    doc: "ILLF rule 4 (big/small swap at activation and pick); 0 = ablation with rules 1-3 only",
-}];
+pub const TUNABLES: &[Tunable] = &[
+    Tunable {
+        name: "illf_swap_rule",
+        default: 1,
+        min: 0,
+        max: 1,
+        unit: "bool",
+        doc:
+            "ILLF rule 4 (big/small swap at activation and pick); 0 = ablation with rules 1-3 only",
+    },
+    LAXITY_TIES,
+];
 
 /// Registry declaration (registry.rs, `DL_ORDERS`).
 pub const DEF: DlOrderDef = DlOrderDef {
@@ -53,7 +58,11 @@ pub const DEF: DlOrderDef = DlOrderDef {
     description: DESCRIPTION,
     source: "seed 001 (../shared/seeds/001); seed-algorithms.md §2.2-§2.4",
     tunables: TUNABLES,
-    order: |t| Box::new(Illf::new(t.get("illf_swap_rule").unwrap_or(1) != 0)),
+    order: |t| {
+        let mut o = Illf::new(t.get("illf_swap_rule").unwrap_or(1) != 0);
+        o.lru_ties = t.get("laxity_ties").unwrap_or(1) != 0;
+        Box::new(o)
+    },
 };
 
 /// Improved least laxity first.
@@ -61,12 +70,17 @@ pub const DEF: DlOrderDef = DlOrderDef {
 pub struct Illf {
     /// Rule 4 on (off for ablation).
     swap_rule: bool,
+    /// Ties to the least recently scheduled job (seed 001 §2).
+    pub lru_ties: bool,
 }
 
 impl Illf {
     /// ILLF, with or without the swap rule (rule 4).
     pub fn new(swap_rule: bool) -> Self {
-        Illf { swap_rule }
+        Illf {
+            swap_rule,
+            lru_ties: true,
+        }
     }
 
     /// Rule 4: should `q` run instead of `k`?
@@ -83,6 +97,10 @@ impl Illf {
 impl DlOrder for Illf {
     fn key(&self, deadline: Ns, runtime: i64) -> Ns {
         latest_start(deadline, runtime)
+    }
+
+    fn lru_ties(&self) -> bool {
+        self.lru_ties
     }
 
     /// Keys are recomputed only at the rule-1 points.

@@ -16,14 +16,28 @@
 //! laxity decreases, a running job's is constant". The running job is
 //! re-keyed at every tick, at activations on its CPU and when it is put
 //! back; at a tick LLF switches as soon as a waiting job, here or pushable
-//! from another CPU, has less laxity. Where the seed is silent ([choice]):
-//! ties go to the earlier-queued job (rb-tree insertion order); migration
-//! is the kernel's push/pull with the laxity key.
+//! from another CPU, has less laxity. Equal laxities go to the job not
+//! scheduled for the longest time (seed 001 §2: "当出现两个任务的松弛度相同时,
+//! 按'最近最久未调度'原则调度"; tunable `laxity_ties` = 1); `laxity_ties=0`
+//! gives them to the earlier-queued job (rb-tree insertion order), the
+//! rule before the seed's was implemented. Where the seed is silent
+//! ([choice]): migration is the kernel's push/pull with the laxity key.
 
 use crate::class::dl::{DlCtx, DlOrder};
 use crate::clock::Ns;
 use crate::plugin::DlOrderDef;
 use crate::task::TaskId;
+use crate::tunable::Tunable;
+
+/// The tie rule of LLF and ILLF (seed 001 §2).
+pub const LAXITY_TIES: Tunable = Tunable {
+    name: "laxity_ties",
+    default: 1,
+    min: 0,
+    max: 1,
+    unit: "bool",
+    doc: "equal laxity: 1 = the job scheduled least recently runs first (seed 001 §2), 0 = the earlier-queued job",
+};
 
 /// One-line description for listings.
 pub const DESCRIPTION: &str =
@@ -34,8 +48,12 @@ pub const DEF: DlOrderDef = DlOrderDef {
     name: "llf",
     description: DESCRIPTION,
     source: "seed 001 (../shared/seeds/001); seed-algorithms.md §2.1, §2.3",
-    tunables: &[],
-    order: |_| Box::new(Llf),
+    tunables: &[LAXITY_TIES],
+    order: |t| {
+        Box::new(Llf {
+            lru_ties: t.get("laxity_ties").unwrap_or(1) != 0,
+        })
+    },
 };
 
 /// The latest start time d − R, the key under which laxity orders jobs
@@ -46,11 +64,18 @@ pub fn latest_start(deadline: Ns, runtime: i64) -> Ns {
 
 /// Least laxity first.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Llf;
+pub struct Llf {
+    /// Ties to the least recently scheduled job (seed 001 §2).
+    pub lru_ties: bool,
+}
 
 impl DlOrder for Llf {
     fn key(&self, deadline: Ns, runtime: i64) -> Ns {
         latest_start(deadline, runtime)
+    }
+
+    fn lru_ties(&self) -> bool {
+        self.lru_ties
     }
 
     /// The running job's key is stale between re-keys.

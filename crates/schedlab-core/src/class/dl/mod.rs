@@ -80,6 +80,8 @@ struct DlEnt {
     in_tree: bool,
     /// Tree key while in the tree.
     key: (Ns, u64),
+    /// When the job was last switched in or out (`DlOrder::lru_ties`).
+    last_sched: Ns,
 }
 
 /// The deadline class.
@@ -149,6 +151,18 @@ impl Dl {
         self.order.key(e.deadline, e.runtime)
     }
 
+    /// Second component of `t`'s tree key, which breaks ties of the first:
+    /// the insertion sequence (earlier queued first), or, for orders with
+    /// `lru_ties`, when the job was last switched in or out (least recently
+    /// scheduled first).
+    fn tie_of(&self, t: TaskId) -> u64 {
+        if self.order.lru_ties() {
+            self.ent[t].last_sched
+        } else {
+            self.seq
+        }
+    }
+
     /// Re-insert `t` under its current key (a re-key by the order).
     fn rekey(&mut self, cpu: CpuId, t: TaskId) {
         if self.ent[t].in_tree && self.ent[t].key.0 != self.key_of(t) {
@@ -157,12 +171,26 @@ impl Dl {
         }
     }
 
+    /// `t` was just switched in or out: for `lru_ties` orders its tie-break
+    /// moves to now, its ordering key staying what the order last set (ILLF
+    /// re-keys only at its own points).
+    fn touch(&mut self, m: &Machine, cpu: CpuId, t: TaskId) {
+        self.ent[t].last_sched = m.now;
+        if !self.order.lru_ties() || !self.ent[t].in_tree || self.ent[t].key.1 == m.now {
+            return;
+        }
+        let (key, old) = self.ent[t].key;
+        self.tree[cpu].remove(&(key, old, t));
+        self.ent[t].key = (key, m.now);
+        self.tree[cpu].insert((key, m.now, t));
+    }
+
     fn insert(&mut self, cpu: CpuId, t: TaskId) {
         if self.ent[t].in_tree {
             return;
         }
         self.seq += 1;
-        let key = (self.key_of(t), self.seq);
+        let key = (self.key_of(t), self.tie_of(t));
         self.ent[t].key = key;
         self.ent[t].in_tree = true;
         self.tree[cpu].insert((key.0, key.1, t));
@@ -537,11 +565,13 @@ impl SchedClass for Dl {
         self.account(m, cpu);
         let order = Rc::clone(&self.order);
         order.put_prev_task(&mut DlCtx::new(self, m, cpu), prev);
+        self.touch(m, cpu, prev);
         self.curr[cpu] = None;
     }
 
     fn set_next_task(&mut self, m: &mut Machine, cpu: CpuId, next: TaskId) {
         self.forced[cpu] = None;
+        self.touch(m, cpu, next);
         self.curr[cpu] = Some(next);
         self.exec_start[cpu] = m.now;
         self.push_dl_tasks(m, cpu);

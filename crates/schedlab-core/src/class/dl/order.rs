@@ -35,6 +35,14 @@ pub trait DlOrder: Debug {
         deadline
     }
 
+    /// Whether ties of `key` go to the job scheduled least recently (switched
+    /// in or out longest ago; never-run jobs first, then by task id) rather
+    /// than to the earlier-queued one. Default: false (the kernel's rb-tree
+    /// insertion order).
+    fn lru_ties(&self) -> bool {
+        false
+    }
+
     /// Whether every queued job's tree key always equals `key(deadline,
     /// runtime)`. The class checks it in `check_invariants` when true.
     /// Orders whose key depends on the runtime and that re-key only at some
