@@ -60,8 +60,16 @@ def test_repro_tsf(tmp_path):
     mcf = [p["cfs"]["fair_degree"] for e in rep["pairs"] if "mcf" in e["pair"] for p in e["points"]]
     core = [p["cfs"]["fair_degree"] for e in rep["pairs"] if "mcf" not in e["pair"] for p in e["points"]]
     assert min(mcf) > max(core)
-    assert (out / "fair_degree.png").stat().st_size > 0
-    assert "22.6 %..81.2 %" in (out / "report.md").read_text()
+    assert (out / "fair_degree.png").stat().st_size > 0 and (out / "figure1.svg").stat().st_size > 0
+    md = (out / "report.md").read_text()
+    assert "22.6 %..81.2 %" in md
+    # The seed's overhead (§2.2) beside ours, with the per-computation cost that would match it.
+    assert "| gzip | 2.34 % |" in md and "would have to cost about" in md
+    ours = rep["overhead"]["gzip"]["mean_pct"]
+    assert f"{rep['overhead']['gzip']['mean_pct']} %" in md and ours < 2.17
+    # The worse-point count is the computed one.
+    worse = sum(1 for p in pts if p["cfs"]["improvement_pct"] < 0)
+    assert f"we have {worse}." in md
 
 
 def test_repro_dwcfs(tmp_path):
