@@ -101,8 +101,20 @@ def test_repro_cfs_lab_simulator_half(tmp_path):
         else:
             fast = 0 if a < b else 1
             assert row["wall_s"][fast] < 5.1 and row["wall_s"][1 - fast] == 10.0
-    cs = {(r["scheduler"], r["factor"]): r["context_switches"] for r in rep["slices"]}
-    assert cs[("cfs", 5)] < cs[("cfs", 1)] <= cs[("cfs", 0.2)]
+    # The seed's steps (§4) on the CFS model match the tick-floor closed form (1 %), and the
+    # seed's expectations: fewer switches for (3) and (5), more for (4).
+    cfs = [r for r in rep["slices"] if r["scheduler"] == "cfs"]
+    assert len(cfs) == 8
+    for r in cfs:
+        assert abs(r["context_switches"] - r["expected"]["switches"]) <= 0.01 * r["expected"]["switches"], r
+    at = {(r["step"][:3], r["hz"]): r["context_switches"] for r in cfs}
+    for hz in (250, 1000):
+        assert at[("(3)", hz)] < at[("(2)", hz)] < at[("(4)", hz)] and at[("(5)", hz)] < at[("(2)", hz)]
+    from schedlab.repro.cfslab import cfs_slice_ns
+    assert cfs_slice_ns(18_000_000, 2_250_000, 4) == 4_500_000  # n <= nr_latency (8): latency / n
+    assert cfs_slice_ns(18_000_000, 10_000_000, 4) == 10_000_000  # nr_latency 2: n * min_gran / n
+    md = (out / "report.md").read_text()
+    assert "sched_latency_ns 18000000" in md and "no numbers in the text\"" not in md
     for row in rep["io"]:
         assert row["hog_switches"] >= 5000 > row["hog_switches_alone"]
         # 5000 sleeps, each 50 µs of timer slack and 8 µs of wakeup cost late:
