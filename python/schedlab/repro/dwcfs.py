@@ -97,6 +97,7 @@ def run(spec: dict, out: Path, log: Callable[[str], None]) -> dict:
                 }
             rows.append(row)
         res["runs"][str(cpus)] = rows
+    res["examples"] = _examples(spec, log)
     res["published"] = spec["published"]
     (out / "report.json").write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
     _plot(res, spec, out)
@@ -104,8 +105,93 @@ def run(spec: dict, out: Path, log: Callable[[str], None]) -> dict:
     return res
 
 
+def _examples(spec: dict, log: Callable[[str], None]) -> List[dict]:
+    """The seed's Examples 1 and 2 (§2): processes of 1, 2, 2 and 1, 1, 8 threads on one CPU;
+    each process's CPU share under CFS, PFS and DW-CFS beside the weights' ideal share."""
+    ex = spec["examples"]
+    out = []
+    for case in ex["cases"]:
+        row: dict = {"name": case["name"], "threads": case["threads"], "shares": {}, "ideal": {}}
+        tasks = {p: {"instance": n, "run": 1_000_000} for p, n in case["threads"].items()}
+        for sched in spec["schedulers"]:
+            log(f"{case['name']} under {sched}")
+            t = simulate({"global": {"duration": ex["seconds"]}, "tasks": tasks}, sched, ex["cpus"],
+                         hz=spec["platform"]["hz"]).tasks
+            row["shares"][sched] = {p: round(float(t[t.task == p].cpu_share.sum()), 4) for p in case["threads"]}
+            weights = {p: n * _weights(sched, n, ex["cpus"])[1] for p, n in case["threads"].items()}
+            total = sum(weights.values())
+            row["ideal"][sched] = {p: round(w / total, 4) for p, w in weights.items()}
+        out.append(row)
+    return out
+
+
+def _plot_examples(res: dict, spec: dict, out: Path, plt) -> None:
+    """Figures 1-3 (each process's share) and Figure 4 (α for N_o = 4)."""
+    fig, axes = plt.subplots(1, len(res["examples"]), figsize=(9, 3.2), sharey=True)
+    for ax, row in zip(axes, res["examples"]):
+        procs = list(row["threads"])
+        scheds = spec["schedulers"]
+        width = 0.8 / len(scheds)
+        for i, sched in enumerate(scheds):
+            xs = [j + i * width for j in range(len(procs))]
+            ax.bar(xs, [row["shares"][sched][p] for p in procs], width, label=sched)
+            ax.scatter(xs, [row["ideal"][sched][p] for p in procs], marker="_", color="k", s=60)
+        ax.set_xticks([j + 0.4 - width / 2 for j in range(len(procs))],
+                      [f"{p} ({row['threads'][p]} thr.)" for p in procs])
+        ax.set_title(f"{row['name']}: CPU share per process")
+        ax.grid(alpha=0.3, axis="y")
+    axes[0].set_ylabel("share of the CPU (bars: simulated, -: ideal)")
+    axes[-1].legend(fontsize=7)
+    fig.tight_layout()
+    save(fig, out / "examples")
+    plt.close(fig)
+    fig, ax = plt.subplots(figsize=(5, 3.2))
+    nts = list(range(1, 33))
+    ax.plot(nts, [alpha(n, 4) for n in nts], marker=".")
+    ax.axvline(4, color="grey", ls=":")
+    ax.set_xlabel("threads of the process (N_t)")
+    ax.set_ylabel("weight factor α")
+    ax.set_title("α(N_t), N_o = 4, β = 1.1 (seed Figure 4)")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    save(fig, out / "alpha")
+    plt.close(fig)
+
+
+def _examples_lines(res: dict, spec: dict) -> List[str]:
+    ex = spec["examples"]
+    head = " | ".join(f"{s} share (ideal)" for s in spec["schedulers"])
+    lines = ["## Examples 1 and 2 (seed §2.2, §3.1), one CPU", "", f"Published: {ex['published']}.", "",
+             f"| example | process | threads | {head} |",
+             "|---|---|---|" + "---|" * len(spec["schedulers"])]
+    worst = 0.0
+    for row in res["examples"]:
+        for p, n in row["threads"].items():
+            cells = []
+            for sched in spec["schedulers"]:
+                sim, ideal = row["shares"][sched][p], row["ideal"][sched][p]
+                worst = max(worst, abs(sim - ideal))
+                cells.append(f"{sim:.3f} ({ideal:.3f})")
+            lines.append(f"| {row['name']} | {p} | {n} | " + " | ".join(cells) + " |")
+    ex2 = next((r for r in res["examples"] if r["name"] == "Example 2"), None)
+    lines += ["", f"Every simulated share is within {worst:.3f} of its ideal (the weights' proportion)."]
+    if ex2 and "cfs" in ex2["shares"] and "cfs+pfs" in ex2["shares"]:
+        c, pfs = ex2["shares"]["cfs"], ex2["shares"]["cfs+pfs"]
+        squeezed = c["C"] > c["A"] + c["B"]
+        even = max(pfs.values()) - min(pfs.values())
+        lines.append(f"Example 2 under CFS: C takes {c['C']:.0%}, A and B {c['A']:.0%} and {c['B']:.0%} "
+                     f"({'agrees' if squeezed else 'differs'}: the seed's Figure 2 shows C taking most); under "
+                     f"PFS the three shares differ by at most {even:.3f} "
+                     f"({'agrees' if even <= 0.02 else 'differs'} with Figure 3's equal thirds, within 0.02).")
+    lines += ["On one CPU N_o = 1, and DW-CFS's α is 1 (the spec's N_o = 1 guard): it behaves as CFS here.",
+              "", "![Examples 1 and 2 (seed Figures 1-3)](examples.svg)", "",
+              f"{ex['figure4']}:", "", "![α (seed Figure 4)](alpha.svg)", ""]
+    return lines
+
+
 def _plot(res: dict, spec: dict, out: Path) -> None:
     plt = pyplot()
+    _plot_examples(res, spec, out, plt)
 
     for cpus, rows in res["runs"].items():
         fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
@@ -254,5 +340,6 @@ def _markdown(res: dict, spec: dict) -> str:
             ]
             lines.append(f"| {r['m']} | " + " | ".join(cells) + " |")
         lines += ["", f"![finish times, {cpus} CPUs](finish_{cpus}cpu.svg)"]
+    lines += [""] + _examples_lines(res, spec)
     lines += ["", "## How close, and why not closer", ""] + _discussion(res, spec)
     return "\n".join(lines)
