@@ -164,9 +164,10 @@ fn lenient(src: &str) -> String {
                 if let Some(Frame::Obj { expect_key }) = stack.last_mut() {
                     if *expect_key {
                         *expect_key = false;
-                        let key = &src[start + 1..i.saturating_sub(1).max(start + 1)];
+                        // Bytes, not str: an unterminated string may end inside a character.
+                        let key = b.get(start + 1..).unwrap_or_default();
                         let bare = next_non_ws(i).is_none_or(|j| b[j] == b',' || b[j] == b'}');
-                        if bare && key.starts_with("suspend") {
+                        if bare && key.starts_with(b"suspend") {
                             out.extend_from_slice(b":\"\"");
                         }
                     }
