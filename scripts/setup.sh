@@ -9,7 +9,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q "maturin>=1.7,<2" "pandas>=2" "pytest>=8" "hypothesis>=6" \
-  "perfetto>=0.59" "protobuf>=4" "ruff>=0.6" "matplotlib>=3.7"
+  "perfetto>=0.59" "protobuf>=4" "ruff>=0.6" "matplotlib>=3.7" "pyarrow>=14" "dask[distributed]>=2024"
 # maturin develop installs the package (editable Python sources + native module).
 VIRTUAL_ENV="$PWD/.venv" .venv/bin/maturin develop --release -q
 # Debian's Chromium, for the test that opens the HTML reports headless (tests/test_html_report.py);

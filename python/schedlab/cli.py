@@ -251,6 +251,15 @@ def _parser() -> argparse.ArgumentParser:
     fi.add_argument("--only", metavar="NAME[,NAME]", help="run only these workloads of the suite")
     fi.add_argument("--json", metavar="FILE", help="write every judgement as JSON")
 
+    sw = sub.add_parser("sweep", help="run a grid of simulations (schedulers x parameters x tunables x seeds)")
+    sw.add_argument("spec", help="sweep spec (JSON; see python/schedlab/sweep.py and examples/sweep.json)")
+    sw.add_argument("--out", required=True, metavar="PATH",
+                    help="results: PATH.parquet and PATH.csv (means, 95 %% CIs), PATH.runs.*, "
+                    "PATH.journal.jsonl")
+    sw.add_argument("--jobs", type=_nonneg, default=0, help="worker processes (default: one per CPU)")
+    sw.add_argument("--dask", metavar="ADDRESS", help="run on a Dask cluster at ADDRESS, or 'local' for a "
+                    "LocalCluster of --jobs worker processes")
+    sw.add_argument("--quiet", action="store_true", help="no progress bar")
     rp = sub.add_parser("repro", help="reproduce a seed experiment and write its report")
     rp.add_argument("experiment", help="experiment name (experiments/NAME.json), e.g. illf, or all")
     rp.add_argument("--out", metavar="DIR",
@@ -547,6 +556,18 @@ def _cmd_repro(a: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_sweep(a: argparse.Namespace) -> int:
+    from .sweep import SweepError, run_sweep
+
+    try:
+        parquet, csv = run_sweep(a.spec, a.out, jobs=a.jobs, dask=a.dask, progress=not a.quiet)
+    except SweepError as e:
+        print(f"schedlab: error: {e}", file=sys.stderr)
+        return 2
+    print(f"sweep: {parquet} and {csv} (every run: {a.out}.runs.*)")
+    return 0
+
+
 def _cmd_calibrate(a: argparse.Namespace) -> int:
     from .host import HostError
     from .host.calibrate import calibrate
@@ -631,7 +652,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     handlers = {"run": _cmd_run, "check": _cmd_check, "schedulers": _cmd_schedulers,
                 "metrics": _cmd_metrics, "repro": _cmd_repro, "trace": _cmd_trace,
                 "compare": _cmd_compare, "host": _cmd_host, "calibrate": _cmd_calibrate,
-                "fidelity": _cmd_fidelity, "shootout": _cmd_shootout, "completion": _cmd_completion}
+                "fidelity": _cmd_fidelity, "shootout": _cmd_shootout, "completion": _cmd_completion,
+                "sweep": _cmd_sweep}
     try:
         return handlers[args.cmd](args)
     except BrokenPipeError:

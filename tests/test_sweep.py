@@ -1,0 +1,81 @@
+"""schedlab sweep (issue 17): a grid summarised with means and 95 % CIs, the same files from a
+process pool and from a local Dask cluster, resumable, and one clear error for a bad spec."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from schedlab import sweep
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def spec(tmp_path, **over):
+    s = {"workload": str(ROOT / "examples" / "mixed.json"), "schedulers": ["eevdf", "cfs"], "cpus": [2],
+         "parameters": {"/tasks/niced_hog/priority": [5, 15]}, "tunables": {"noise_interval_us": [20000]},
+         "seeds": [0, 1, 2], "duration": "300ms",
+         "metrics": ["context_switches_per_sec", "jain_fairness", "tasks.wakeup_latency_p99_us.max"]}
+    s.update(over)
+    p = tmp_path / "spec.json"
+    p.write_text(json.dumps(s))
+    return str(p)
+
+
+def test_summary_means_and_confidence_intervals(tmp_path):
+    pq, csv = sweep.run_sweep(spec(tmp_path), str(tmp_path / "out" / "res"), jobs=2, progress=False)
+    summary, runs = pd.read_parquet(pq), pd.read_parquet(tmp_path / "out" / "res.runs.parquet")
+    assert len(summary) == 4 and len(runs) == 12
+    assert list(summary.columns[:4]) == ["scheduler", "cpus", "param /tasks/niced_hog/priority",
+                                         "tunable noise_interval_us"]
+    row = summary.iloc[0]
+    vals = runs[(runs.scheduler == "eevdf") & (runs["param /tasks/niced_hog/priority"] == "5")]
+    sw = vals["context_switches_per_sec"]
+    assert row["context_switches_per_sec mean"] == pytest.approx(sw.mean())
+    # Student's t with 2 degrees of freedom: 4.303 s / sqrt(3).
+    assert row["context_switches_per_sec ci95"] == pytest.approx(4.303 * sw.std(ddof=1) / 3 ** 0.5)
+    assert row["context_switches_per_sec n"] == 3
+    assert pd.read_csv(csv).shape == summary.shape
+
+
+def test_one_seed_has_no_interval(tmp_path):
+    pq, _ = sweep.run_sweep(spec(tmp_path, seeds=[0], schedulers=["eevdf"]), str(tmp_path / "r"), jobs=1,
+                            progress=False)
+    s = pd.read_parquet(pq)
+    assert s["jain_fairness ci95"].isna().all() and (s["jain_fairness n"] == 1).all()
+
+
+def test_dask_local_cluster_gives_the_same_files_and_resume_finishes(tmp_path):
+    sp = spec(tmp_path)
+    pool = str(tmp_path / "pool")
+    sweep.run_sweep(sp, pool, jobs=2, progress=False)
+    # Interrupted after 5 runs (the journal keeps them), then resumed on a local Dask cluster.
+    dask = str(tmp_path / "dask")
+    with pytest.raises(sweep.SweepError, match="7 of 12 runs still to do"):
+        sweep.run_sweep(sp, dask, jobs=2, progress=False, limit=5)
+    assert len(Path(f"{dask}.journal.jsonl").read_text().splitlines()) == 5
+    sweep.run_sweep(sp, dask, jobs=2, dask="local", progress=False)
+    assert len(Path(f"{dask}.journal.jsonl").read_text().splitlines()) == 12
+    for suffix in (".csv", ".runs.csv"):
+        assert Path(pool + suffix).read_bytes() == Path(dask + suffix).read_bytes(), suffix
+    pd.testing.assert_frame_equal(pd.read_parquet(pool + ".parquet"), pd.read_parquet(dask + ".parquet"))
+
+
+@pytest.mark.parametrize("over,words", [
+    ({"schedulers": ["nope"]}, "schedulers[0]: expected a registered scheduler"),
+    ({"parameters": {"/tasks/ghost/run": [1]}}, "parameters./tasks/ghost/run: no such value"),
+    ({"tunables": {"base_slice_ns": [1]}, "schedulers": ["cfs"]},
+     "tunables.base_slice_ns: not a tunable of cfs"),
+    ({"metrics": ["tasks.cpu_share.median"]}, "metrics[0]: expected a run-level metric"),
+    ({"seeds": [-1]}, "seeds[0]: expected a seed >= 0"),
+    ({"colour": 1}, "colour: unknown key"),
+])
+def test_bad_spec_is_one_clear_error(tmp_path, over, words):
+    p = subprocess.run([sys.executable, "-m", "schedlab", "sweep", spec(tmp_path, **over), "--out",
+                        str(tmp_path / "x")], capture_output=True, text=True)
+    assert p.returncode == 2, p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "spec.json: " in lines[0] and words in lines[0], p.stderr
+    assert not list(tmp_path.glob("x*"))
