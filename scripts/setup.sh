@@ -18,6 +18,11 @@ if ! command -v chromium >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get 
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1 \
     || echo "setup: could not install chromium (the HTML report test will skip)" >&2
 fi
+# trace-cmd, to read trace.dat files (schedlab trace import); same rules.
+if ! command -v trace-cmd >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq trace-cmd >/dev/null 2>&1 \
+    || echo "setup: could not install trace-cmd (the trace.dat test will skip)" >&2
+fi
 # The native worker of the real-kernel runner (schedlab host run).
 cargo build --release -q -p schedlab-worker
 echo "setup: ok ($(.venv/bin/python -c 'import schedlab, sys; print(schedlab.__file__)'))"

@@ -69,3 +69,32 @@ def test_no_trace_no_file(tmp_path):
     except schedlab.ConfigError:
         pass
     assert not path.exists()
+
+
+def test_perfetto_states_system_info_and_clock_snapshot(tmp_path):
+    # Preempted tasks are TASK_REPORT_MAX (0x100: "Runnable (Preempted)" in Perfetto, kernels >= 4.14,
+    # the release the SystemInfo packet names); the idle task leaves as plain running (0), and the
+    # ftrace text prints it as the kernel does: R, not R+.
+    r = schedlab.simulate(WL, cpus=2, trace=True)
+    path = tmp_path / "t.pftrace"
+    r.write_perfetto(path)
+    trace = pb.Trace.FromString(path.read_bytes())
+    info = [p.system_info for p in trace.packet if p.HasField("system_info")]
+    assert len(info) == 1 and info[0].utsname.sysname == "Linux" and info[0].num_cpus == 2
+    major, minor = (int(x) for x in info[0].utsname.release.split(".")[:2])
+    assert (major, minor) >= (4, 14)
+    snaps = [p.clock_snapshot for p in trace.packet if p.HasField("clock_snapshot")]
+    assert len(snaps) == 1 and {c.clock_id for c in snaps[0].clocks} == {3, 6}
+    states = {}
+    for p in trace.packet:
+        if p.HasField("ftrace_events"):
+            for e in p.ftrace_events.event:
+                if e.WhichOneof("event") == "sched_switch":
+                    s = e.sched_switch
+                    states.setdefault(s.prev_pid == 0, set()).add(s.prev_state)
+    assert states[True] == {0}
+    assert 0x100 in states[False] and 0 not in states[False]
+    text = r.ftrace_text()
+    assert "prev_comm=swapper" in text
+    assert not re.search(r"prev_comm=swapper\S* prev_pid=0 prev_prio=\d+ prev_state=R\+", text)
+    assert re.search(r"prev_comm=hog-\d prev_pid=\d+ prev_prio=\d+ prev_state=R\+", text)

@@ -323,10 +323,39 @@ def _atomic_write(path: str, text: str) -> None:
     write_output(path, text)
 
 
+TRACE_FORMATS = ("tracefs `trace` text, `trace-cmd report` text (its default or raw -R form), trace-cmd's "
+                 "binary trace.dat (read through the trace-cmd tool), and `perf script` text (its default "
+                 "form, from perf record -e 'sched:*')")
+
+
+def _trace_text(p: str) -> str:
+    """The text of a trace file: trace.dat is turned into text by `trace-cmd report`; other binary
+    files are refused naming the formats that are understood."""
+    with open(p, "rb") as f:
+        head = f.read(16)
+    if head.startswith(b"\x17\x08Dtracing"):
+        import shutil
+        import subprocess
+
+        tool = shutil.which("trace-cmd")
+        if tool is None:
+            raise _native.TraceError(f"{p}: a trace-cmd trace.dat; reading it needs the trace-cmd tool "
+                                     "(Debian package trace-cmd), or give `trace-cmd report` text")
+        out = subprocess.run([tool, "report", "-i", p], capture_output=True, text=True, errors="replace")
+        if out.returncode != 0:
+            raise _native.TraceError(f"{p}: trace-cmd report failed: {out.stderr.strip()[-300:]}")
+        return out.stdout
+    if b"\x00" in head:
+        raise _native.TraceError(f"{p}: a binary file of a format not understood; understood: {TRACE_FORMATS}")
+    with open(p, encoding="utf-8", errors="replace") as f:
+        return f.read()
+
+
 def import_trace(path: Union[str, os.PathLike[str]], tolerant: bool = False,
                  window: Optional[Tuple[int, int]] = None,
                  workload_pids: Optional[Iterable[int]] = None) -> ImportedTrace:
-    """Read a scheduler trace (tracefs ``trace``, ``trace-cmd report`` or ``perf script`` text).
+    """Read a scheduler trace: tracefs ``trace`` text, ``trace-cmd report`` text (default or raw),
+    trace-cmd's binary trace.dat (through the ``trace-cmd`` tool) or ``perf script`` text.
 
     Strict mode raises :class:`TraceError` naming the first line whose transitions do not chain;
     tolerant mode repairs them and lists the repairs. The result carries the simulator's metrics
@@ -338,8 +367,7 @@ def import_trace(path: Union[str, os.PathLike[str]], tolerant: bool = False,
     whose runs hold only the workload's threads. Metrics a trace cannot tell are null.
     """
     p = os.fspath(path)
-    with open(p, encoding="utf-8", errors="replace") as f:
-        text = f.read()
+    text = _trace_text(p)
     pids = None if workload_pids is None else [int(x) for x in workload_pids]
     native, repairs, skipped, workload = _native.import_trace(p, text, tolerant, window, pids)
     return ImportedTrace(SimResult(native), list(repairs), skipped, workload)

@@ -47,10 +47,17 @@ pub fn render(d: &TraceData) -> String {
             } => {
                 let (pc, pp, ppr) = d.ident(prev, r.cpu);
                 let (nc, np, npr) = d.ident(next, r.cpu);
+                // The idle task leaves the CPU from schedule_idle(), not by
+                // preemption: the kernel prints its state as plain `R`
+                // (__trace_sched_switch_state, 6.x), never `R+`.
+                let state = if prev.is_none() && prev_state == PrevState::Runnable {
+                    "R"
+                } else {
+                    state_str(prev_state)
+                };
                 let _ = writeln!(
                     s,
-                    "sched_switch: prev_comm={pc} prev_pid={pp} prev_prio={ppr} prev_state={} ==> next_comm={nc} next_pid={np} next_prio={npr}",
-                    state_str(prev_state)
+                    "sched_switch: prev_comm={pc} prev_pid={pp} prev_prio={ppr} prev_state={state} ==> next_comm={nc} next_pid={np} next_prio={npr}",
                 );
                 curr[r.cpu] = next;
             }

@@ -150,7 +150,7 @@ pub fn import_window(
     if raws.is_empty() {
         return Err(ImportError {
             line: 0,
-            reason: "no sched_switch/sched_waking/... tracepoints found (expected tracefs, trace-cmd report or perf script text)".into(),
+            reason: "no sched_switch/sched_waking/... tracepoints found; understood: tracefs `trace` text, `trace-cmd report` text (default or raw -R), trace-cmd trace.dat (through the trace-cmd tool) and `perf script` text".into(),
         });
     }
     if let Some(line) = raws

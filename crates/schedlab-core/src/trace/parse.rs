@@ -150,11 +150,13 @@ pub(super) fn parse_line(line: &str, no: usize) -> Result<Option<Raw>, String> {
                 "next_pid",
                 "next_prio",
             ];
-            let v = fields(args, &keys).ok_or_else(bad)?;
-            RawEv::Switch {
-                prev: task(&v[0..3])?,
-                prev_state: v[3].to_string(),
-                next: task(&v[4..7])?,
+            match fields(args, &keys) {
+                Some(v) => RawEv::Switch {
+                    prev: task(&v[0..3])?,
+                    prev_state: v[3].to_string(),
+                    next: task(&v[4..7])?,
+                },
+                None => compact_switch(args).ok_or_else(bad)?,
             }
         }
         "sched_migrate_task" => {
@@ -175,9 +177,10 @@ pub(super) fn parse_line(line: &str, no: usize) -> Result<Option<Raw>, String> {
             RawEv::Exit { task: task(&v)? }
         }
         _ => {
-            let v = fields(args, &["comm", "pid", "prio", "target_cpu"]).ok_or_else(bad)?;
-            let t = task(&v)?;
-            let target = cpu_num(v[3], "target_cpu")?;
+            let (t, target) = match fields(args, &["comm", "pid", "prio", "target_cpu"]) {
+                Some(v) => (task(&v)?, cpu_num(v[3], "target_cpu")?),
+                None => compact_wakeup(args).ok_or_else(bad)?,
+            };
             match name {
                 "sched_waking" => RawEv::Waking { task: t, target },
                 _ => RawEv::Wakeup {
@@ -194,6 +197,35 @@ pub(super) fn parse_line(line: &str, no: usize) -> Result<Option<Raw>, String> {
         tgid,
         ev,
     }))
+}
+
+/// `COMM:PID [PRIO]`, the task notation of `trace-cmd report`'s own sched
+/// plugin (the comm may hold `:` itself: the pid follows the last one).
+fn compact_task(s: &str) -> Option<(u32, String, i32)> {
+    let (comm_pid, prio) = s.trim().rsplit_once(' ')?;
+    let (comm, pid) = comm_pid.trim().rsplit_once(':')?;
+    let prio = prio.trim().strip_prefix('[')?.strip_suffix(']')?;
+    Some((num(pid)?, comm.to_string(), num(prio)?))
+}
+
+/// trace-cmd report's default sched_switch:
+/// `prev_comm:prev_pid [prev_prio] STATE ==> next_comm:next_pid [next_prio]`.
+fn compact_switch(args: &str) -> Option<RawEv> {
+    let (prev, next) = args.split_once(" ==> ")?;
+    let (prev_task, state) = prev.trim().rsplit_once(' ')?;
+    Some(RawEv::Switch {
+        prev: compact_task(prev_task)?,
+        prev_state: state.to_string(),
+        next: compact_task(next)?,
+    })
+}
+
+/// trace-cmd report's default sched_wakeup: `comm:pid [prio] [success=1] CPU:NNN`.
+fn compact_wakeup(args: &str) -> Option<((u32, String, i32), usize)> {
+    let (rest, cpu) = args.trim().rsplit_once(" CPU:")?;
+    let rest = rest.trim().trim_end_matches("success=1").trim_end();
+    let target = cpu_num(cpu, "CPU").ok()?;
+    Some((compact_task(rest)?, target))
 }
 
 /// Largest timestamp a trace may carry, in seconds: `u64` ns since boot.

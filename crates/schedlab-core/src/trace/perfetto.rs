@@ -47,13 +47,28 @@ impl Pb {
     }
 }
 
-fn state_bits(s: PrevState) -> i64 {
+/// `prev_state` as the kernel records it (`__trace_sched_switch_state`,
+/// include/trace/events/sched.h, 6.x): a preempted task is
+/// `TASK_REPORT_MAX` (0x100, which Perfetto shows as "Runnable
+/// (Preempted)" for kernels from 4.14, the version the SystemInfo packet
+/// gives); the idle task, which leaves from schedule_idle(), is plain
+/// running (0).
+fn state_bits(s: PrevState, idle: bool) -> i64 {
     match s {
-        PrevState::Runnable => 0,
+        PrevState::Runnable if idle => 0,
+        PrevState::Runnable => 0x100,
         PrevState::Sleeping => 1,
         PrevState::Dead => 0x10,
     }
 }
+
+/// The kernel version the SystemInfo packet names: the release whose
+/// `prev_state` layout the export follows (see `state_bits`).
+const UTS_RELEASE: &str = "6.12.0-schedlab";
+
+/// `ClockSnapshot.Clock.clock_id` values (perfetto builtin_clock.proto).
+const CLOCK_MONOTONIC: u64 = 3;
+const CLOCK_BOOTTIME: u64 = 6;
 
 fn wake_msg(comm: &str, pid: u32, prio: i32, target_cpu: usize) -> Pb {
     let mut m = Pb::default();
@@ -81,7 +96,7 @@ fn event_msg(d: &TraceData, ts: u64, cpu: usize, ev: &TraceEvent, curr_pid: u32)
             m.bytes(1, pc.as_bytes());
             m.int(2, pp as i64);
             m.int(3, ppr as i64);
-            m.int(4, state_bits(prev_state));
+            m.int(4, state_bits(prev_state, prev.is_none()));
             m.bytes(5, nc.as_bytes());
             m.int(6, np as i64);
             m.int(7, npr as i64);
@@ -136,6 +151,33 @@ fn packet(out: &mut Pb, body: impl FnOnce(&mut Pb)) {
 /// Encode a whole trace as a Perfetto `Trace` message.
 pub fn encode(d: &TraceData) -> Vec<u8> {
     let mut out = Pb::default();
+    // The simulated clock is both BOOTTIME (ftrace's clock here) and
+    // MONOTONIC, from 0: a snapshot at 0 tells Perfetto so.
+    packet(&mut out, |p| {
+        p.uint(8, 0);
+        let mut snap = Pb::default();
+        for id in [CLOCK_BOOTTIME, CLOCK_MONOTONIC] {
+            let mut c = Pb::default();
+            c.uint(1, id);
+            c.uint(2, 0);
+            snap.msg(1, c);
+        }
+        snap.uint(2, CLOCK_BOOTTIME);
+        p.msg(6, snap);
+    });
+    // SystemInfo: the kernel whose trace layout this follows, and the CPUs.
+    packet(&mut out, |p| {
+        p.uint(8, 0);
+        let mut uts = Pb::default();
+        uts.bytes(1, b"Linux");
+        uts.bytes(2, b"schedlab simulation");
+        uts.bytes(3, UTS_RELEASE.as_bytes());
+        uts.bytes(4, b"x86_64");
+        let mut si = Pb::default();
+        si.msg(1, uts);
+        si.uint(8, d.nr_cpus as u64);
+        p.msg(45, si);
+    });
     packet(&mut out, |p| {
         p.uint(8, 0);
         let mut tree = Pb::default();
