@@ -68,3 +68,17 @@ def test_trace_dat_through_trace_cmd(tmp_path):
             inst.rmdir()
     imp = schedlab.import_trace(dat, tolerant=True)
     assert imp.result.metrics["context_switches"] > 0
+
+
+def test_our_own_pftrace_reads_back(tmp_path):
+    # schedlab's Perfetto export imported again: the same switches, task by task.
+    wl = Path(__file__).resolve().parents[1] / "examples" / "mixed.json"
+    r = schedlab.simulate(wl, cpus=2, duration=1, trace=True)
+    path = tmp_path / "run.pftrace"
+    r.write_perfetto(path)
+    imp = schedlab.import_trace(path)
+    a, b = r.metrics, imp.result.metrics
+    assert a["context_switches"] == b["context_switches"]
+    for x, y in zip(a["tasks"], b["tasks"]):
+        assert (x["name"], x["nvcsw"], x["nivcsw"]) == (y["name"], y["nvcsw"], y["nivcsw"])
+        assert abs(x["cpu_time_us"] - y["cpu_time_us"]) < 10_000  # the trace ends at its last event

@@ -324,8 +324,10 @@ def _atomic_write(path: str, text: str) -> None:
 
 
 TRACE_FORMATS = ("tracefs `trace` text, `trace-cmd report` text (its default or raw -R form), trace-cmd's "
-                 "binary trace.dat (read through the trace-cmd tool), and `perf script` text (its default "
-                 "form, from perf record -e 'sched:*')")
+                 "binary trace.dat (read through the trace-cmd tool), `perf script` text (its default "
+                 "form, from perf record -e 'sched:*'), and Perfetto traces with ftrace sched events "
+                 "(.pftrace, as schedlab writes them)")
+PERFETTO_SUFFIXES = (".pftrace", ".perfetto-trace", ".pb")
 
 
 def _trace_text(p: str) -> str:
@@ -345,6 +347,18 @@ def _trace_text(p: str) -> str:
         if out.returncode != 0:
             raise _native.TraceError(f"{p}: trace-cmd report failed: {out.stderr.strip()[-300:]}")
         return out.stdout
+    from . import pftrace
+
+    if p.endswith(PERFETTO_SUFFIXES) or (pftrace.looks_like(head) and b"\x00" in head):
+        with open(p, "rb") as f:
+            data = f.read()
+        try:
+            return pftrace.to_ftrace_text(data)
+        except RuntimeError as e:
+            raise _native.TraceError(f"{p}: {e}") from None
+        except Exception as e:  # a protobuf decode error: not a Perfetto trace after all
+            raise _native.TraceError(f"{p}: not a readable Perfetto trace ({e}); understood: "
+                                     f"{TRACE_FORMATS}") from None
     if b"\x00" in head:
         raise _native.TraceError(f"{p}: a binary file of a format not understood; understood: {TRACE_FORMATS}")
     with open(p, encoding="utf-8", errors="replace") as f:
