@@ -56,7 +56,7 @@ def test_ftrace_text_shape(tmp_path):
     path = tmp_path / "t.txt"
     r.write_ftrace(path)
     lines = [x for x in path.read_text().splitlines() if not x.startswith("#")]
-    pat = re.compile(r"^\s*\S+-\d+\s+\[\d{3}\] \S{5}\s+\d+\.\d{6}: (sched_\w+): ")
+    pat = re.compile(r"^\s*\S+-\d+\s+\[\d{3}\] \S{5}\s+\d+\.\d{6}: (sched_\w+|cpu_frequency): ")
     assert all(pat.match(x) for x in lines), lines[:3]
     assert any("prev_state=S ==> " in x for x in lines)
 
@@ -98,3 +98,35 @@ def test_perfetto_states_system_info_and_clock_snapshot(tmp_path):
     assert "prev_comm=swapper" in text
     assert not re.search(r"prev_comm=swapper\S* prev_pid=0 prev_prio=\d+ prev_state=R\+", text)
     assert re.search(r"prev_comm=hog-\d prev_pid=\d+ prev_prio=\d+ prev_state=R\+", text)
+
+
+def test_perfetto_counter_tracks(tmp_path):
+    # Per-task class values (vruntime, deadline, lag, slice) as counter tracks under each thread's
+    # track, sampled at its switches; the CPU frequency as power:cpu_frequency events.
+    r = schedlab.simulate(WL, cpus=2, trace=True, governor="ondemand", freq_levels_mhz=[1000, 2000])
+    path = tmp_path / "t.pftrace"
+    r.write_perfetto(path)
+    trace = pb.Trace.FromString(path.read_bytes())
+    tracks = {p.track_descriptor.uuid: p.track_descriptor for p in trace.packet
+              if p.HasField("track_descriptor")}
+    threads = {u: t.thread.tid for u, t in tracks.items() if t.HasField("thread")}
+    counters = {u: (threads[t.parent_uuid], t.name) for u, t in tracks.items() if t.HasField("counter")}
+    names = {n for _, n in counters.values()}
+    assert {"vruntime", "deadline", "lag", "slice"} <= names
+    values = {}
+    for p in trace.packet:
+        if p.HasField("track_event"):
+            te = p.track_event
+            assert te.type == pb.TrackEvent.TYPE_COUNTER and te.track_uuid in counters
+            values.setdefault(counters[te.track_uuid], []).append((p.timestamp, te.counter_value))
+    hog = next(t.thread.tid for t in tracks.values()
+               if t.HasField("thread") and t.thread.thread_name == "hog-0")
+    vr = dict(values[(hog, "vruntime")])
+    dl = dict(values[(hog, "deadline")])
+    assert len(set(vr.values())) > 10
+    # EEVDF: the virtual deadline is the vruntime plus the slice's virtual time.
+    assert all(dl[ts] > vr[ts] for ts in vr if ts in dl)
+    freq = [e.cpu_frequency for p in trace.packet if p.HasField("ftrace_events") for e in p.ftrace_events.event
+            if e.WhichOneof("event") == "cpu_frequency"]
+    assert {f.cpu_id for f in freq} == {0, 1} and {f.state for f in freq} <= {1_000_000, 2_000_000}
+    assert "cpu_frequency: state=" in r.ftrace_text()

@@ -113,6 +113,25 @@ impl Simulator {
         self.set_seg_end(cpu, Some(end));
     }
 
+    /// While tracing, `t`'s class values (`SchedClass::task_debug`:
+    /// vruntime, deadline, lag, ...) as counters, sampled at its switches.
+    fn trace_task_counters(&mut self, cpu: CpuId, t: Option<TaskId>) {
+        let Some(t) = t.filter(|_| self.m.trace.is_some()) else {
+            return;
+        };
+        let c = self.class_of(t);
+        for (name, value) in self.classes.get_ref(c).task_debug(t) {
+            self.m.trace(
+                cpu,
+                TraceEvent::Counter {
+                    task: Some(t),
+                    name,
+                    value,
+                },
+            );
+        }
+    }
+
     /// Set `cpu`'s segment end in its run queue and in the event loop's index.
     pub(crate) fn set_seg_end(&mut self, cpu: CpuId, end: Option<Ns>) {
         self.m.rqs[cpu].seg_end = end;
@@ -336,6 +355,8 @@ impl Simulator {
                 next,
             },
         );
+        self.trace_task_counters(cpu, prev);
+        self.trace_task_counters(cpu, next);
         self.m.rqs[cpu].nr_switches += 1;
         if prev.is_some() && next.is_some() {
             self.m.rqs[cpu].nr_task_switches += 1;

@@ -144,6 +144,7 @@ impl super::Simulator {
             if let Some(f) = f {
                 self.m.rqs[cpu].freq_khz = f;
             }
+            self.trace_freq(cpu);
         }
         match &self.cfg.governor {
             Governor::Ondemand => self.events.push(SAMPLING_PERIOD, EventKind::GovernorTick),
@@ -217,7 +218,22 @@ impl super::Simulator {
         }
         rq.freq_khz = khz;
         rq.freq_since = now;
+        self.trace_freq(cpu);
         self.retime_segment(cpu);
+    }
+
+    /// While tracing, `cpu`'s frequency (kHz) as a counter (the kernel's
+    /// power:cpu_frequency).
+    pub(crate) fn trace_freq(&mut self, cpu: usize) {
+        let khz = self.m.rqs[cpu].freq_khz;
+        self.m.trace(
+            cpu,
+            crate::trace::TraceEvent::Counter {
+                task: None,
+                name: "cpu_frequency_khz",
+                value: khz as i64,
+            },
+        );
     }
 }
 

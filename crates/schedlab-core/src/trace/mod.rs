@@ -68,6 +68,18 @@ pub enum TraceEvent {
         /// Exiting task.
         task: TaskId,
     },
+    /// A value to plot over time (a Perfetto counter track): one of a
+    /// task's class values (`SchedClass::task_debug`: vruntime, deadline,
+    /// lag, ...) sampled at its switches, or, with no task, the CPU's
+    /// (`cpu_frequency_khz`, at every change).
+    Counter {
+        /// The task, or None for a CPU counter.
+        task: Option<TaskId>,
+        /// What is counted.
+        name: &'static str,
+        /// Its value.
+        value: i64,
+    },
 }
 
 /// A recorded event with its time and CPU.

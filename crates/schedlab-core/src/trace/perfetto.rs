@@ -137,6 +137,15 @@ fn event_msg(d: &TraceData, ts: u64, cpu: usize, ev: &TraceEvent, curr_pid: u32)
             m.int(4, pr as i64);
             e.msg(238, m);
         }
+        // A CPU's frequency is the kernel's power:cpu_frequency (state in
+        // kHz), which Perfetto draws as the CPU's frequency track; task
+        // counters are track events (`counter_packets`), never here.
+        TraceEvent::Counter { value, .. } => {
+            let mut m = Pb::default();
+            m.uint(1, value.max(0) as u64);
+            m.uint(2, cpu as u64);
+            e.msg(11, m);
+        }
     }
     e
 }
@@ -148,6 +157,72 @@ fn packet(out: &mut Pb, body: impl FnOnce(&mut Pb)) {
     out.msg(1, p);
 }
 
+/// Task counters (vruntime, deadline, lag, ... at each switch) as Perfetto
+/// counter tracks: one thread track per task, under it one counter track per
+/// value, then a `TrackEvent` of type COUNTER per sample. Track uuids are
+/// numbered in order of first appearance, so the bytes are deterministic.
+fn counter_packets(out: &mut Pb, d: &TraceData) {
+    const TRACK_EVENT_COUNTER: u64 = 4;
+    let mut thread_uuid: Vec<Option<u64>> = vec![None; d.tasks.len()];
+    let mut tracks: std::collections::BTreeMap<(usize, &'static str), u64> = Default::default();
+    let mut next_uuid = 1u64;
+    for r in &d.records {
+        let TraceEvent::Counter {
+            task: Some(t),
+            name,
+            value,
+        } = r.ev
+        else {
+            continue;
+        };
+        let parent = match thread_uuid[t] {
+            Some(u) => u,
+            None => {
+                let u = next_uuid;
+                next_uuid += 1;
+                thread_uuid[t] = Some(u);
+                packet(out, |p| {
+                    p.uint(8, r.ts);
+                    let mut th = Pb::default();
+                    th.int(1, d.tasks[t].tgid as i64);
+                    th.int(2, d.tasks[t].pid as i64);
+                    th.bytes(5, d.tasks[t].comm.as_bytes());
+                    let mut td = Pb::default();
+                    td.uint(1, u);
+                    td.msg(4, th);
+                    p.msg(60, td);
+                });
+                u
+            }
+        };
+        let uuid = match tracks.get(&(t, name)) {
+            Some(u) => *u,
+            None => {
+                let u = 1_000_000 + tracks.len() as u64;
+                tracks.insert((t, name), u);
+                packet(out, |p| {
+                    p.uint(8, r.ts);
+                    let mut td = Pb::default();
+                    td.uint(1, u);
+                    td.uint(5, parent);
+                    td.bytes(2, name.as_bytes());
+                    td.msg(8, Pb::default());
+                    p.msg(60, td);
+                });
+                u
+            }
+        };
+        packet(out, |p| {
+            p.uint(8, r.ts);
+            let mut te = Pb::default();
+            te.uint(9, TRACK_EVENT_COUNTER);
+            te.uint(11, uuid);
+            te.int(30, value);
+            p.msg(11, te);
+        });
+    }
+}
+
 /// Encode a whole trace as a Perfetto `Trace` message.
 pub fn encode(d: &TraceData) -> Vec<u8> {
     let mut out = Pb::default();
@@ -155,6 +230,7 @@ pub fn encode(d: &TraceData) -> Vec<u8> {
     // MONOTONIC, from 0: a snapshot at 0 tells Perfetto so.
     packet(&mut out, |p| {
         p.uint(8, 0);
+        p.uint(13, 1); // SEQ_INCREMENTAL_STATE_CLEARED: the sequence starts here
         let mut snap = Pb::default();
         for id in [CLOCK_BOOTTIME, CLOCK_MONOTONIC] {
             let mut c = Pb::default();
@@ -197,11 +273,15 @@ pub fn encode(d: &TraceData) -> Vec<u8> {
         }
         p.msg(2, tree);
     });
+    counter_packets(&mut out, d);
     // Per CPU, in time order (records are already time-ordered).
     let mut curr: Vec<u32> = vec![0; d.nr_cpus];
     let mut per_cpu: Vec<Vec<Pb>> = (0..d.nr_cpus).map(|_| vec![]).collect();
     let mut first_ts: Vec<u64> = vec![0; d.nr_cpus];
     for r in &d.records {
+        if matches!(r.ev, TraceEvent::Counter { task: Some(_), .. }) {
+            continue;
+        }
         if per_cpu[r.cpu].is_empty() {
             first_ts[r.cpu] = r.ts;
         }

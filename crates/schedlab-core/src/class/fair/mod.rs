@@ -789,6 +789,19 @@ impl SchedClass for Fair {
         if self.p.version == Version::Eevdf {
             v.push(("deadline", e.deadline));
             v.push(("slice", e.slice as i64));
+            // lag = V − v_i while queued (entity_lag, unclamped), the kept
+            // vlag while asleep.
+            let lag = if e.on_rq {
+                let (sum, load) = self.avg_sums(e.cfs_rq);
+                if load > 0 {
+                    eevdf::floor_div(sum, load) as i64 - e.vruntime
+                } else {
+                    0
+                }
+            } else {
+                e.vlag
+            };
+            v.push(("lag", lag));
         }
         v.extend(self.hooks.task_debug(t));
         v
