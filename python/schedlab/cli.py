@@ -252,7 +252,7 @@ def _parser() -> argparse.ArgumentParser:
     fi.add_argument("--json", metavar="FILE", help="write every judgement as JSON")
 
     sw = sub.add_parser("sweep", help="run a grid of simulations (schedulers x parameters x tunables x seeds)")
-    sw.add_argument("spec", help="sweep spec (JSON; see python/schedlab/sweep.py and examples/sweep.json)")
+    sw.add_argument("spec", help="sweep spec (JSON; see python/schedlab/sweep.py and sweeps/mixed.json)")
     sw.add_argument("--out", required=True, metavar="PATH",
                     help="results: PATH.parquet and PATH.csv (means, 95 %% CIs), PATH.runs.*, "
                     "PATH.journal.jsonl")
