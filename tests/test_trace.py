@@ -112,7 +112,7 @@ def test_perfetto_counter_tracks(tmp_path):
     threads = {u: t.thread.tid for u, t in tracks.items() if t.HasField("thread")}
     counters = {u: (threads[t.parent_uuid], t.name) for u, t in tracks.items() if t.HasField("counter")}
     names = {n for _, n in counters.values()}
-    assert {"vruntime", "deadline", "lag", "slice"} <= names
+    assert {"vruntime", "deadline", "lag", "slice", "util"} <= names
     values = {}
     for p in trace.packet:
         if p.HasField("track_event"):
@@ -126,6 +126,9 @@ def test_perfetto_counter_tracks(tmp_path):
     assert len(set(vr.values())) > 10
     # EEVDF: the virtual deadline is the vruntime plus the slice's virtual time.
     assert all(dl[ts] > vr[ts] for ts in vr if ts in dl)
+    # Three hogs share two CPUs: each one's utilisation climbs towards 2/3 of 1024 (sampled at switches).
+    util = [v for _, v in values[(hog, "util")]]
+    assert 0 <= min(util) and 500 < max(util) <= 1024
     freq = [e.cpu_frequency for p in trace.packet if p.HasField("ftrace_events") for e in p.ftrace_events.event
             if e.WhichOneof("event") == "cpu_frequency"]
     assert {f.cpu_id for f in freq} == {0, 1} and {f.state for f in freq} <= {1_000_000, 2_000_000}

@@ -17,6 +17,7 @@
 pub mod balance;
 mod buddies;
 pub mod cfs;
+mod debug;
 pub mod eevdf;
 pub mod entity;
 pub mod group;
@@ -95,6 +96,9 @@ pub struct Fair {
     pub cpu_tasks: Vec<Vec<TaskId>>,
     /// Per-CPU utilisation signal (running = 1024).
     pub util: Vec<Pelt>,
+    /// Per-task utilisation (running = 1024), kept only while tracing, for
+    /// the trace's `util` counter (no scheduling decision reads it).
+    task_util: Vec<Pelt>,
     util_busy: Vec<bool>,
     /// Load-balancing state.
     pub lb: balance::Balancer,
@@ -121,6 +125,7 @@ impl Fair {
             tg: vec![],
             cpu_tasks: vec![vec![]; n],
             util: vec![Pelt::default(); n],
+            task_util: vec![],
             util_busy: vec![false; n],
             lb: balance::Balancer::new(&m.topo, m.hz),
             wakee: vec![],
@@ -486,6 +491,12 @@ impl SchedClass for Fair {
             self.task_se.resize(t + 1, 0);
             self.wakee.resize(t + 1, select::WakeeFlips::default());
         }
+        if m.trace.is_some() {
+            // Starts at 0 (the kernel starts a new task at half the CPU's
+            // spare capacity, post_init_entity_util_avg: trace-only value).
+            self.task_util.resize_with(t + 1, Pelt::default);
+            self.task_util[t] = Pelt::new(m.now, 0);
+        }
         self.task_se[t] = self.se.len() - 1;
         self.refresh_task_params(m, t);
         self.attach_task(m, t, cpu);
@@ -663,6 +674,9 @@ impl SchedClass for Fair {
                 break;
             }
         }
+        if let Some(u) = self.task_util.get_mut(prev) {
+            u.update(m.now, 1024); // it ran since it was set next
+        }
         self.util_update(m, cpu, next.is_some());
     }
 
@@ -673,6 +687,9 @@ impl SchedClass for Fair {
             if self.cfs[rq].curr != Some(s) {
                 self.set_next_entity(m, rq, s);
             }
+        }
+        if let Some(u) = self.task_util.get_mut(next) {
+            u.update(m.now, 0); // it did not run since it was put back
         }
         self.util_update(m, cpu, true);
     }
@@ -778,32 +795,6 @@ impl SchedClass for Fair {
     }
 
     fn task_debug(&self, t: TaskId) -> Vec<(&'static str, i64)> {
-        let Some(&se) = self.task_se.get(t) else {
-            return vec![];
-        };
-        let e = &self.se[se];
-        let mut v = vec![
-            ("vruntime", e.vruntime),
-            ("sum_exec_runtime", e.sum_exec as i64),
-        ];
-        if self.p.version == Version::Eevdf {
-            v.push(("deadline", e.deadline));
-            v.push(("slice", e.slice as i64));
-            // lag = V − v_i while queued (entity_lag, unclamped), the kept
-            // vlag while asleep.
-            let lag = if e.on_rq {
-                let (sum, load) = self.avg_sums(e.cfs_rq);
-                if load > 0 {
-                    eevdf::floor_div(sum, load) as i64 - e.vruntime
-                } else {
-                    0
-                }
-            } else {
-                e.vlag
-            };
-            v.push(("lag", lag));
-        }
-        v.extend(self.hooks.task_debug(t));
-        v
+        self.debug_values(t)
     }
 }
