@@ -300,7 +300,20 @@ def _discussion(res: dict, spec: dict) -> List[str]:
             lines.append(f"* {who} finishes sooner at m = {_ms(sooner)}; later at m = {_ms(later)}; "
                          f"the fluid ideal's comparison has the same outcome at {agree} of {len(rows)} m.")
         lines += [f"* B's threads get weight α(m, N_o = {n})·1024: {alphas}. Where α < 1, DW-CFS slows B "
-                  "by design (more threads than CPUs); where α > 1 it favours B.", ""]
+                  "by design (more threads than CPUs); where α > 1 it favours B."]
+        r4 = next((r for r in rows if r["m"] == 4), None)
+        if r4:
+            word = {-1: "sooner than", 0: "as soon as (within 1 %)", 1: "later than"}
+            sim = _sign(r4["cfs+dwcfs"]["B_s"], r4["cfs"]["B_s"])
+            ideal = _sign(r4["cfs+dwcfs"]["fluid_B_s"], r4["cfs"]["fluid_B_s"])
+            lines.append(f"* m = 4: B finishes {word[sim]} under CFS ({r4['cfs+dwcfs']['B_s']} against "
+                         f"{r4['cfs']['B_s']} s); with α(4, {n}) = {alpha(4, n):.3f}, in the fluid ideal it finishes "
+                         f"{word[ideal]} under CFS ({r4['cfs+dwcfs']['fluid_B_s']} against "
+                         f"{r4['cfs']['fluid_B_s']} s): "
+                         + ("the algorithm's effect, not the simulator's." if sim == ideal else
+                            "the simulator differs from the ideal here (per-CPU queues: 5 threads on "
+                            f"{n} CPUs cannot be split evenly)."))
+        lines.append("")
     rows4 = res["runs"].get("4", [])
     lines += _claims(rows4)
     small = [r["m"] for r in rows4 if r["m"] + 1 <= 4]
