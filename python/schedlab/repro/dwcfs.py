@@ -307,8 +307,8 @@ def _discussion(res: dict, spec: dict) -> List[str]:
             sim = _sign(r4["cfs+dwcfs"]["B_s"], r4["cfs"]["B_s"])
             ideal = _sign(r4["cfs+dwcfs"]["fluid_B_s"], r4["cfs"]["fluid_B_s"])
             lines.append(f"* m = 4: B finishes {word[sim]} under CFS ({r4['cfs+dwcfs']['B_s']} against "
-                         f"{r4['cfs']['B_s']} s); with α(4, {n}) = {alpha(4, n):.3f}, in the fluid ideal it finishes "
-                         f"{word[ideal]} under CFS ({r4['cfs+dwcfs']['fluid_B_s']} against "
+                         f"{r4['cfs']['B_s']} s); with α(4, {n}) = {alpha(4, n):.3f}, in the fluid ideal it "
+                         f"finishes {word[ideal]} under CFS ({r4['cfs+dwcfs']['fluid_B_s']} against "
                          f"{r4['cfs']['fluid_B_s']} s): "
                          + ("the algorithm's effect, not the simulator's." if sim == ideal else
                             "the simulator differs from the ideal here (per-CPU queues: 5 threads on "
