@@ -21,7 +21,9 @@ def test_all_22_examples_are_here():
 @pytest.mark.parametrize("name", FILES)
 def test_example_checks_and_runs_or_is_refused_by_name(name):
     path = EXAMPLES / name
-    p = subprocess.run([sys.executable, "-m", "schedlab", "check", str(path)], capture_output=True, text=True)
+    # --duration: some loop forever, as rt-app runs them until interrupted; `run` needs one too.
+    p = subprocess.run([sys.executable, "-m", "schedlab", "check", str(path), "--duration", "200ms"],
+                       capture_output=True, text=True)
     if name in REFUSED:
         assert p.returncode == 2 and REFUSED[name] in p.stderr, p.stderr
         return
@@ -37,6 +39,15 @@ def test_duplicate_runs_are_all_run():
     wl = '{"tasks": {"t": {"loop": 1, "run": 1000, "sleep": 1000, "run": 2000,}}}'
     r = schedlab.simulate(wl, "eevdf", 1)
     assert r.tasks.loc["t"].cpu_time_us == pytest.approx(3000, abs=1)
+
+
+def test_check_refuses_a_workload_that_loops_forever_without_a_duration():
+    ex4 = str(EXAMPLES / "tutorial" / "example4.json")
+    p = subprocess.run([sys.executable, "-m", "schedlab", "check", ex4], capture_output=True, text=True)
+    assert p.returncode == 2 and "loops forever" in p.stderr and "--duration" in p.stderr
+    r = subprocess.run([sys.executable, "-m", "schedlab", "run", ex4, "--quiet"], capture_output=True,
+                       text=True)
+    assert r.returncode == 2 and r.stderr == p.stderr  # the same refusal, in the same words
 
 
 def test_check_refuses_what_run_refuses_without_a_machine(tmp_path):

@@ -168,6 +168,8 @@ def _parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("check", help="validate a workload without running it")
     c.add_argument("workload", help="rt-app JSON file: everything `run` would refuse is reported")
+    c.add_argument("--duration",
+                   help="the duration `run` will be given (a workload that loops forever needs one)")
 
     s = sub.add_parser("schedulers", help="list schedulers and their tunables")
     s.add_argument("--json", action="store_true", help="the registry as JSON")
@@ -401,6 +403,12 @@ def _cmd_schedulers(a: argparse.Namespace) -> int:
 
 def _cmd_check(a: argparse.Namespace) -> int:
     wl = check(a.workload)
+    if wl.get("runs_forever") and not wl["duration"] and not a.duration:
+        # What `run` refuses without --duration (engine/mod.rs), said the same way.
+        raise _native.ConfigError(f"{wl['source']}: some task loops forever (\"loop\": -1 is rt-app's "
+                                  "default); set global.duration or pass --duration")
+    if a.duration:
+        wl["duration"] = parse_duration(a.duration)
     threads = sum(t["instances"] for t in wl["tasks"])
     dur = wl["duration"]
     print(f"{wl['source']}: ok: {len(wl['tasks'])} task objects, {threads} threads, "

@@ -75,7 +75,12 @@ fn check_workload(py: Python<'_>, text: &str, source: &str) -> PyResult<String> 
     if let Err(e) = Simulator::validate_workload(&wl) {
         return Err(sim_err(py, e));
     }
-    serde_json::to_string(&wl).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+    let mut v = serde_json::to_value(&wl).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    if let Some(o) = v.as_object_mut() {
+        // `run` refuses such a workload unless a duration is given.
+        o.insert("runs_forever".into(), wl.runs_forever().into());
+    }
+    Ok(v.to_string())
 }
 
 /// The registry (schedulers, fair-class policies, SCHED_DEADLINE
