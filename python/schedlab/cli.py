@@ -11,7 +11,6 @@ from typing import List, Optional, Sequence, Tuple
 
 from . import _native
 from .api import SimResult, check, parse_duration, schedulers, simulate
-from .ext import is_policy_spec, load_policy_class, new_policy, policy_name
 from .output import write_output
 from .report import compare_table, registry_markdown, task_table
 
@@ -113,6 +112,14 @@ def _version() -> str:
         return "0.1.0 (source tree)"
 
 
+class _VersionAction(argparse.Action):
+    """--version, looked up only when asked for (importlib.metadata costs ~18 ms of start-up)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"schedlab {_version()}")
+        parser.exit()
+
+
 def _cmd_completion(a: argparse.Namespace) -> int:
     from .completion import script
 
@@ -122,8 +129,7 @@ def _cmd_completion(a: argparse.Namespace) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="schedlab", description="A laboratory for Linux CPU schedulers.")
-    p.add_argument("--version", action="version", version=f"schedlab {_version()}",
-                   help="print the version and exit")
+    p.add_argument("--version", action=_VersionAction, nargs=0, help="print the version and exit")
     sub = p.add_subparsers(dest="cmd", required=True)
 
     r = sub.add_parser("run", help="simulate an rt-app workload")
@@ -332,15 +338,22 @@ def _cmd_run(a: argparse.Namespace) -> int:
     _check_run_args(a, names)
     _machine_args(a)
     # Policy files (FILE.py or FILE.py:Class) are loaded before any run starts.
-    policies = {n: load_policy_class(n) for n in names if is_policy_spec(n)}
+    policies = {}
+    if any(n.endswith(".py") or ".py:" in n for n in names):  # ext.is_policy_spec, without its imports
+        from .ext import is_policy_spec, load_policy_class
+
+        policies = {n: load_policy_class(n) for n in names if is_policy_spec(n)}
     if a.duration:
         parse_duration(a.duration)  # a bad value fails before any run starts
     fairness = [x for x in (a.fairness or "").split(",") if x]
     results: List[SimResult] = []
     show = not a.quiet and sys.stderr.isatty()
     for i, name in enumerate(names):
-        sched = new_policy(policies[name], name) if name in policies else name
+        sched = name
         if name in policies:
+            from .ext import new_policy, policy_name
+
+            sched = new_policy(policies[name], name)
             names[i] = policy_name(sched)
         bar = _Progress(names[i], show)
         try:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import stat
 import sys
-import tempfile
 from typing import Union
 
 
@@ -44,6 +43,8 @@ def write_output(path: Union[str, os.PathLike[str]], data: Union[str, bytes]) ->
             f.write(raw)
         return
     target = os.path.realpath(path)  # a (possibly dangling) symlink's final target
+    import tempfile  # only here: it costs start-up time of every command
+
     directory = os.path.dirname(target) or "."
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".partial", dir=directory)
     try:
