@@ -75,7 +75,11 @@ impl Simulator {
         self.m.rqs[cpu].seg_start = now;
         if let Some(Busy::Work(left)) = self.m.tasks[t].prog.busy {
             let (num, den) = self.rate(cpu, t);
-            let done = (((now - start) as u128 * num) / den).min(left as u128) as u64;
+            let done = if num == den {
+                (now - start).min(left) // exact: x·num/den = x
+            } else {
+                (((now - start) as u128 * num) / den).min(left as u128) as u64
+            };
             self.m.tasks[t].prog.busy = Some(Busy::Work(left - done));
             self.m.stats.tasks[t].work_done += done;
         }
@@ -100,17 +104,22 @@ impl Simulator {
             return;
         };
         self.m.rqs[cpu].seg_start = self.m.now + delay;
-        self.set_seg_end(cpu, None);
         let start = self.m.rqs[cpu].seg_start;
         let end = match self.m.tasks[t].prog.busy {
             Some(Busy::Work(left)) => {
                 let (num, den) = self.rate(cpu, t);
-                start + (left as u128 * den).div_ceil(num) as Ns
+                // At the calibration rate (num = den) the segment lasts
+                // exactly its work: no u128 division (a hot path).
+                if num == den {
+                    Some(start + left)
+                } else {
+                    Some(start + (left as u128 * den).div_ceil(num) as Ns)
+                }
             }
-            Some(Busy::Until(u)) => u.max(start),
-            None => return,
+            Some(Busy::Until(u)) => Some(u.max(start)),
+            None => None,
         };
-        self.set_seg_end(cpu, Some(end));
+        self.set_seg_end(cpu, end);
     }
 
     /// While tracing, `t`'s class values (`SchedClass::task_debug`:

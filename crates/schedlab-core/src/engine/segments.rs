@@ -35,7 +35,11 @@ impl SegmentEnds {
     /// Record `cpu`'s segment end (`None`: no running segment).
     pub(crate) fn set(&mut self, cpu: CpuId, end: Option<Ns>) {
         let mut i = self.width + cpu;
-        self.tree[i] = end.map_or(NONE, |e| (e, cpu));
+        let leaf = end.map_or(NONE, |e| (e, cpu));
+        if self.tree[i] == leaf {
+            return;
+        }
+        self.tree[i] = leaf;
         while i > 1 {
             i /= 2;
             self.tree[i] = self.tree[2 * i].min(self.tree[2 * i + 1]);
