@@ -191,7 +191,7 @@ impl Simulator {
 
     /// Take mutex `name` for `t`; false (and `t` blocked) if it is held.
     fn try_lock(&mut self, t: TaskId, name: &str) -> bool {
-        let mx = self.sync.mutexes.entry(name.to_string()).or_default();
+        let mx = self.sync.mutex(name);
         match mx.owner {
             None => {
                 mx.owner = Some(t);
@@ -207,7 +207,7 @@ impl Simulator {
     }
 
     fn unlock(&mut self, t: TaskId, name: &str) {
-        let mx = self.sync.mutexes.entry(name.to_string()).or_default();
+        let mx = self.sync.mutex(name);
         mx.owner = None;
         if let Some(w) = mx.waiters.pop_front() {
             self.wake(t, w);

@@ -39,3 +39,16 @@ pub struct SyncState {
     /// Shared timers: next activation.
     pub timers: BTreeMap<String, Ns>,
 }
+
+impl SyncState {
+    /// The mutex `name`, created unlocked on first use. The name is copied
+    /// only then: a lock or unlock is a lookup, not an allocation.
+    pub fn mutex(&mut self, name: &str) -> &mut Mutex {
+        if !self.mutexes.contains_key(name) {
+            self.mutexes.insert(name.to_string(), Mutex::default());
+        }
+        self.mutexes
+            .get_mut(name)
+            .unwrap_or_else(|| unreachable!("just inserted"))
+    }
+}
