@@ -87,7 +87,7 @@ pub struct Prog {
     /// The phase's attributes were applied (done once per phase entry).
     pub phase_applied: bool,
     /// Mutex to re-take after a condition wait.
-    pub relock: Option<String>,
+    pub relock: Option<crate::workload::Name>,
     /// The start delay was already served.
     pub delay_done: bool,
     /// Work of the current `run` not yet handed to `busy`: a `run` too

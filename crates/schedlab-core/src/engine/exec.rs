@@ -366,14 +366,18 @@ impl Simulator {
                 Event::Wait { cond, mutex } => {
                     self.advance(t);
                     self.unlock(t, &mutex);
-                    self.m.tasks[t].prog.relock = Some(mutex);
-                    self.sync.conds.entry(cond).or_default().push_back(t);
+                    self.m.tasks[t].prog.relock = Some(mutex.clone());
+                    self.sync
+                        .conds
+                        .entry(cond.to_string())
+                        .or_default()
+                        .push_back(t);
                     self.block(t);
                     return Ok(());
                 }
                 Event::Signal(cond) => {
                     self.advance(t);
-                    if let Some(w) = self.sync.conds.get_mut(&cond).and_then(|q| q.pop_front()) {
+                    if let Some(w) = self.sync.conds.get_mut(&*cond).and_then(|q| q.pop_front()) {
                         self.wake(t, w);
                     }
                 }
@@ -382,7 +386,7 @@ impl Simulator {
                     let ws: Vec<TaskId> = self
                         .sync
                         .conds
-                        .get_mut(&cond)
+                        .get_mut(&*cond)
                         .map(|q| q.drain(..).collect())
                         .unwrap_or_default();
                     for w in ws {
@@ -391,7 +395,7 @@ impl Simulator {
                 }
                 Event::Barrier(b) => {
                     self.advance(t);
-                    let bar = self.sync.barriers.entry(b).or_default();
+                    let bar = self.sync.barriers.entry(b.to_string()).or_default();
                     bar.waiting.push(t);
                     if bar.waiting.len() >= bar.parties.max(1) {
                         let ws: Vec<TaskId> = bar.waiting.drain(..).filter(|w| *w != t).collect();
@@ -405,13 +409,17 @@ impl Simulator {
                 }
                 Event::Suspend(name) => {
                     self.advance(t);
-                    self.sync.suspended.entry(name).or_default().push(t);
+                    self.sync
+                        .suspended
+                        .entry(name.to_string())
+                        .or_default()
+                        .push(t);
                     self.block(t);
                     return Ok(());
                 }
                 Event::Resume(name) => {
                     self.advance(t);
-                    let ws = self.sync.suspended.remove(&name).unwrap_or_default();
+                    let ws = self.sync.suspended.remove(&*name).unwrap_or_default();
                     for w in ws {
                         self.wake(t, w);
                     }
@@ -424,7 +432,7 @@ impl Simulator {
                             self.wl.source, self.m.tasks[t].name, self.m.now, self.m.tasks.len()
                         )));
                     }
-                    if let Some(def) = self.wl.tasks.iter().position(|d| d.name == name) {
+                    if let Some(def) = self.wl.tasks.iter().position(|d| *d.name == *name) {
                         self.fork_task(def, Some(t), cpu);
                     }
                 }

@@ -317,7 +317,7 @@ impl Simulator {
             for ph in &t.phases {
                 for e in &ph.events {
                     if let Event::Barrier(b) = e {
-                        self.sync.barriers.entry(b.clone()).or_default().parties +=
+                        self.sync.barriers.entry(b.to_string()).or_default().parties +=
                             t.instances as usize;
                     }
                 }

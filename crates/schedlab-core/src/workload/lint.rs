@@ -27,7 +27,7 @@ pub fn warnings(wl: &Workload) -> Vec<String> {
     let mut out = vec![];
     for t in &wl.tasks {
         let events = || t.phases.iter().flat_map(|p| p.events.iter());
-        let forks_itself = events().any(|e| *e == Event::Fork(t.name.clone()));
+        let forks_itself = events().any(|e| *e == Event::Fork(t.name.as_str().into()));
         let takes_time = events().any(|e| {
             matches!(
                 e,

@@ -164,6 +164,10 @@ pub enum TimerMode {
     Absolute,
 }
 
+/// A sync resource's or task's name in an event: shared, so that the engine
+/// takes an event from the workload at every step without copying strings.
+pub type Name = std::rc::Rc<str>;
+
 /// One rt-app event.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub enum Event {
@@ -188,28 +192,28 @@ pub enum Event {
     /// `sched_yield()`.
     Yield,
     /// Take a mutex.
-    Lock(String),
+    Lock(Name),
     /// Release a mutex.
-    Unlock(String),
+    Unlock(Name),
     /// `pthread_cond_wait(cond, mutex)`.
     Wait {
         /// Condition variable.
-        cond: String,
+        cond: Name,
         /// Mutex released while waiting.
-        mutex: String,
+        mutex: Name,
     },
     /// Wake one waiter of a condition.
-    Signal(String),
+    Signal(Name),
     /// Wake all waiters of a condition.
-    Broad(String),
+    Broad(Name),
     /// Wait until every thread referencing this barrier has arrived.
-    Barrier(String),
+    Barrier(Name),
     /// Block until resumed.
-    Suspend(String),
+    Suspend(Name),
     /// Wake the threads suspended on a name.
-    Resume(String),
+    Resume(Name),
     /// Start a new thread of the named task.
-    Fork(String),
+    Fork(Name),
 }
 
 /// One phase: attributes applied at its start, then its events `loops` times.
@@ -321,7 +325,7 @@ impl Workload {
         self.tasks.iter().any(|t| {
             t.phases
                 .iter()
-                .any(|p| p.events.iter().any(|e| *e == Event::Fork(name.to_string())))
+                .any(|p| p.events.iter().any(|e| *e == Event::Fork(name.into())))
         })
     }
 }

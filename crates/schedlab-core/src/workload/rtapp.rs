@@ -548,8 +548,8 @@ impl Parser<'_> {
             // as its own examples (browser, video) need; empty or bare (`"suspend",`, which
             // the old workgen filled in) is the thread's own name, what rt-app now always uses.
             "suspend" => match v {
-                Json::Str(s) if !s.is_empty() => Event::Suspend(s.clone()),
-                Json::Str(_) => Event::Suspend(self.task_name.clone()),
+                Json::Str(s) if !s.is_empty() => Event::Suspend(s.as_str().into()),
+                Json::Str(_) => Event::Suspend(self.task_name.as_str().into()),
                 _ => {
                     return self.err(
                         path,
@@ -575,11 +575,17 @@ impl Parser<'_> {
                     // mutex held throughout (rt-app.c), so the pair is atomic to other lockers.
                     (Some(cond), Some(mutex)) if *kind == "sync" => {
                         return Ok(vec![
-                            Event::Signal(cond.clone()),
-                            Event::Wait { cond, mutex },
+                            Event::Signal(cond.as_str().into()),
+                            Event::Wait {
+                                cond: cond.into(),
+                                mutex: mutex.into(),
+                            },
                         ])
                     }
-                    (Some(cond), Some(mutex)) => Event::Wait { cond, mutex },
+                    (Some(cond), Some(mutex)) => Event::Wait {
+                        cond: cond.into(),
+                        mutex: mutex.into(),
+                    },
                     _ => return self.err(path, "expected both \"ref\" and \"mutex\""),
                 }
             }
