@@ -2,8 +2,11 @@
 process pool and from a local Dask cluster, resumable, and one clear error for a bad spec."""
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -17,7 +20,8 @@ def spec(tmp_path, **over):
     s = {"workload": str(ROOT / "examples" / "mixed.json"), "schedulers": ["eevdf", "cfs"], "cpus": [2],
          "parameters": {"/tasks/niced_hog/priority": [5, 15]}, "tunables": {"noise_interval_us": [20000]},
          "seeds": [0, 1, 2], "duration": "300ms",
-         "metrics": ["context_switches_per_sec", "jain_fairness", "tasks.wakeup_latency_p99_us.max"]}
+         # Not in sorted order: the journal stores metrics sorted, the files keep the spec's order.
+         "metrics": ["jain_fairness", "context_switches_per_sec", "tasks.wakeup_latency_p99_us.max"]}
     s.update(over)
     p = tmp_path / "spec.json"
     p.write_text(json.dumps(s))
@@ -58,9 +62,47 @@ def test_dask_local_cluster_gives_the_same_files_and_resume_finishes(tmp_path):
     assert len(Path(f"{dask}.journal.jsonl").read_text().splitlines()) == 5
     sweep.run_sweep(sp, dask, jobs=2, dask="local", progress=False)
     assert len(Path(f"{dask}.journal.jsonl").read_text().splitlines()) == 12
-    for suffix in (".csv", ".runs.csv"):
+    for suffix in (".csv", ".runs.csv", ".parquet", ".runs.parquet"):
         assert Path(pool + suffix).read_bytes() == Path(dask + suffix).read_bytes(), suffix
-    pd.testing.assert_frame_equal(pd.read_parquet(pool + ".parquet"), pd.read_parquet(dask + ".parquet"))
+
+
+def test_a_cut_journal_line_is_run_again(tmp_path):
+    sp = spec(tmp_path, schedulers=["eevdf"], seeds=[0])
+    out = str(tmp_path / "r")
+    with pytest.raises(sweep.SweepError, match="1 of 2 runs still to do"):
+        sweep.run_sweep(sp, out, jobs=1, progress=False, limit=1)
+    journal = Path(f"{out}.journal.jsonl")
+    whole = journal.read_text()
+    journal.write_text(whole + whole[:25])  # a second record cut short by a crash
+    sweep.run_sweep(sp, out, jobs=1, progress=False)
+    lines = journal.read_text().splitlines()
+    assert len(lines) == 3 and lines[1] == whole[:25]
+    assert json.loads(lines[2])["key"] != json.loads(lines[0])["key"]
+    assert len(pd.read_csv(f"{out}.runs.csv")) == 2
+
+
+def test_ctrl_c_stops_the_runs_in_flight_and_keeps_the_journal(tmp_path):
+    # The first runs last 1 s (simulated), the next ones 20000 s (about 5 s each here):
+    # Ctrl-C (SIGINT to the process group, as a terminal sends it) while the long ones run must
+    # end the sweep at once, exit 130, and leave the short runs in the journal for a resume.
+    sp = spec(tmp_path, schedulers=["eevdf"], parameters={"/global/duration": [1, 20000]}, seeds=[0, 1, 2, 3],
+              duration=None)
+    out = tmp_path / "r"
+    p = subprocess.Popen([sys.executable, "-m", "schedlab", "sweep", sp, "--out", str(out), "--jobs", "2",
+                          "--quiet"], stderr=subprocess.PIPE, text=True, start_new_session=True)
+    journal = Path(f"{out}.journal.jsonl")
+    deadline = time.monotonic() + 60
+    while not (journal.exists() and len(journal.read_text().splitlines()) >= 4) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)  # the long runs are in flight
+    os.killpg(p.pid, signal.SIGINT)
+    t0 = time.monotonic()
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130 and "interrupted" in err, err
+    assert time.monotonic() - t0 < 2.5
+    keys = [json.loads(line)["key"] for line in journal.read_text().splitlines()]
+    grid = [(sweep.key(pt), pt) for pt in sweep.points(sweep.load_spec(sp))]
+    assert keys and set(keys) <= {k for k, pt in grid if pt["parameters"]["/global/duration"] == 1}
 
 
 @pytest.mark.parametrize("over,words", [
@@ -70,6 +112,9 @@ def test_dask_local_cluster_gives_the_same_files_and_resume_finishes(tmp_path):
      "tunables.base_slice_ns: not a tunable of cfs"),
     ({"metrics": ["tasks.cpu_share.median"]}, "metrics[0]: expected a run-level metric"),
     ({"seeds": [-1]}, "seeds[0]: expected a seed >= 0"),
+    ({"parameters": {"/global/duration": [1, 0.5]}},
+     "parameters./global/duration[1]: 0.5 makes the workload invalid: global.duration: expected an integer"),
+    ({"duration": "soon"}, "duration: expected seconds > 0 or a string like 2s"),
     ({"colour": 1}, "colour: unknown key"),
 ])
 def test_bad_spec_is_one_clear_error(tmp_path, over, words):

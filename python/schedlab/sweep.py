@@ -13,6 +13,10 @@ The grid is schedulers × CPU counts × workload parameters × tunables × seeds
       "metrics": ["context_switches_per_sec", "tasks.wakeup_latency_p99_us.max"]   # optional
     }
 
+Each parameter value is checked in the workload (the other values as they are) before any run, so a
+value the workload cannot take (``/global/duration`` of 0.5: rt-app wants whole seconds) is a bad spec
+naming ``parameters.POINTER[i]``; a run that still fails stops the sweep with one error naming it.
+
 A metric is a run-level field of the metrics (``schedlab metrics``: [run]) or
 ``tasks.FIELD.AGG`` with AGG one of min, max, mean, sum over the tasks (nulls skipped).
 
@@ -131,6 +135,20 @@ def _check_parameters(params: Any, workload: Any, path: str) -> dict:
             raise _err(path, where, "no such value in the workload") from None
         if not isinstance(vals, list) or not vals:
             raise _err(path, where, "expected a non-empty list of values")
+    # Each value checked in the workload now (the others left as they are), so that a value the
+    # workload cannot take is a bad spec, not a failure hours into the sweep.
+    from . import _native
+    from .api import check
+
+    for ptr, vals in params.items():
+        for i, v in enumerate(vals):
+            variant = copy.deepcopy(workload)
+            _pointer_set(variant, ptr, v)
+            try:
+                check(variant)
+            except _native.WorkloadError as e:
+                raise _err(path, f"parameters.{ptr}[{i}]", f"{json.dumps(v)} makes the workload invalid: "
+                           f"{str(e).removeprefix('<dict>: ')}") from None
     return params
 
 
@@ -170,6 +188,8 @@ def load_spec(path: str) -> dict:
     try:
         with open(path, encoding="utf-8") as f:
             spec = json.load(f)
+    except OSError as e:
+        raise SweepError(f"{path}: cannot read the sweep spec ({e.strerror})") from None
     except json.JSONDecodeError as e:
         raise SweepError(f"{path}:{e.lineno}:{e.colno}: invalid JSON: {e.msg}") from None
     if not isinstance(spec, dict):
@@ -187,8 +207,16 @@ def load_spec(path: str) -> dict:
     cpus = _list(spec, "cpus", path, [1], count(1), "a CPU count >= 1")
     seeds = _list(spec, "seeds", path, [0], count(0), "a seed >= 0")
     duration = spec.get("duration")
-    if duration is not None and not isinstance(duration, (str, int, float)):
-        raise _err(path, "duration", "expected seconds or a string like 2s, 500ms")
+    if duration is not None:
+        from . import _native
+        from .api import parse_duration
+
+        try:
+            if isinstance(duration, bool) or not isinstance(duration, (str, int, float)):
+                raise _native.ConfigError(f"found {json.dumps(duration)}")
+            parse_duration(duration)
+        except _native.ConfigError as e:
+            raise _err(path, "duration", f"expected seconds > 0 or a string like 2s, 500ms ({e})") from None
     return {"workload": workload, "schedulers": scheds, "cpus": cpus,
             "parameters": _check_parameters(spec.get("parameters", {}), workload, path),
             "tunables": _check_tunables(spec.get("tunables", {}), scheds, registry, path),
@@ -232,10 +260,16 @@ def _metric(m: dict, name: str) -> Optional[float]:
 
 def run_point(point: dict) -> Dict[str, Optional[float]]:
     """One simulation (module level, so that process pools and Dask workers can import it)."""
+    from . import _native
     from .api import simulate
 
-    r = simulate(point["workload"], point["scheduler"], point["cpus"], seed=point["seed"],
-                 set=point["tunables"] or None, duration=point["duration"])
+    try:
+        r = simulate(point["workload"], point["scheduler"], point["cpus"], seed=point["seed"],
+                     set=point["tunables"] or None, duration=point["duration"])
+    except (_native.WorkloadError, _native.ConfigError, _native.SimulationError) as e:
+        # The native exception classes do not pickle: a worker process hands back a SweepError.
+        what = {k: point[k] for k in ("scheduler", "cpus", "parameters", "tunables", "seed")}
+        raise SweepError(f"the run {json.dumps(what, sort_keys=True)} failed: {e}") from None
     return {name: _metric(r.metrics, name) for name in point["metrics"]}
 
 
@@ -264,20 +298,29 @@ class _Bar:
 
 
 def _journal(path: str) -> Dict[str, dict]:
+    """The runs a journal holds. A last line cut by an interruption is ended with a newline, so the
+    records appended after it stay whole; the cut run is simply run again."""
     done: Dict[str, dict] = {}
     if os.path.exists(path):
         with open(path, encoding="utf-8") as f:
-            for line in f:
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError:  # a line cut by an interruption: run again
-                    continue
+            text = f.read()
+        for line in text.splitlines():
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(rec, dict) and isinstance(rec.get("key"), str) \
+                    and isinstance(rec.get("metrics"), dict):
                 done[rec["key"]] = rec["metrics"]
+        if text and not text.endswith("\n"):
+            with open(path, "a", encoding="utf-8") as f:
+                f.write("\n")
     return done
 
 
 def _executor(dask: Optional[str], jobs: int):
-    """(submit, wait_any, close) for a local process pool or a Dask client."""
+    """(submit, wait_any, close, result) for a local process pool or a Dask client. ``close(abort)``
+    with abort true (an interruption, a failed run) stops the runs in flight instead of waiting."""
     if dask:
         from distributed import Client, LocalCluster
 
@@ -285,7 +328,9 @@ def _executor(dask: Optional[str], jobs: int):
                                dashboard_address=None) if dask == "local" else None
         client = Client(cluster if cluster else dask)
 
-        def close() -> None:
+        def close(abort: bool) -> None:
+            # Closing the client releases its futures: a remote cluster drops the runs it has not
+            # finished; a LocalCluster's worker processes are stopped with it.
             client.close()
             if cluster:
                 cluster.close()
@@ -301,7 +346,23 @@ def _executor(dask: Optional[str], jobs: int):
     def wait_pool(futs):
         done, _ = wait(futs, return_when=FIRST_COMPLETED)
         return done
-    return pool.submit, wait_pool, lambda: pool.shutdown(cancel_futures=True), lambda f: f.result()
+
+    def close_pool(abort: bool) -> None:
+        if abort:
+            # shutdown(cancel_futures=True) still waits for the runs in flight and for the ones
+            # already handed to a worker's queue: after Ctrl-C that is up to two whole runs per
+            # worker. Their results would not be journalled, so stop the workers now (the public
+            # terminate_workers() is Python 3.14's; before it, the executor's own process table).
+            terminate = getattr(pool, "terminate_workers", None)
+            if terminate is not None:
+                terminate()
+                return
+            for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                proc.terminate()
+            pool.shutdown(wait=False, cancel_futures=True)
+            return
+        pool.shutdown(cancel_futures=True)
+    return pool.submit, wait_pool, close_pool, lambda f: f.result()
 
 
 def run_sweep(spec_path: str, out: str, jobs: int = 0, dask: Optional[str] = None, progress: bool = True,
@@ -319,19 +380,24 @@ def run_sweep(spec_path: str, out: str, jobs: int = 0, dask: Optional[str] = Non
     bar = _Bar(len(grid), len(grid) - len([1 for k, _ in grid if k not in done]), progress)
     if todo:
         submit, wait_any, close, result = _executor(dask, jobs or os.cpu_count() or 1)
+        aborted = True
         try:
             with open(journal_path, "a", encoding="utf-8") as jf:
                 pending = {submit(run_point, p): k for k, p in todo}
                 while pending:
                     for fut in wait_any(list(pending)):
                         k = pending.pop(fut)
-                        metrics = result(fut)
+                        try:
+                            metrics = result(fut)
+                        except SweepError as e:
+                            raise SweepError(f"{spec_path}: {e}") from None
                         done[k] = metrics
                         jf.write(json.dumps({"key": k, "metrics": metrics}, sort_keys=True) + "\n")
                         jf.flush()
                         bar.step()
+            aborted = False
         finally:
-            close()
+            close(aborted)
     bar.close()
     if any(k not in done for k, _ in grid):
         missing = sum(1 for k, _ in grid if k not in done)
@@ -351,7 +417,8 @@ def _write(spec: dict, grid: List[Tuple[str, dict]], done: Dict[str, dict], out:
         row.update({f"tunable {k}": v for k, v in p["tunables"].items()})
         return row
 
-    runs = [{**ident(p), "seed": p["seed"], **done[k]} for k, p in grid]
+    # Metrics in the spec's order: a journalled run's are in sorted order, a fresh one's in the spec's.
+    runs = [{**ident(p), "seed": p["seed"], **{m: done[k][m] for m in spec["metrics"]}} for k, p in grid]
     runs_df = pd.DataFrame(runs)
     groups: Dict[str, List[dict]] = {}
     order: List[str] = []
