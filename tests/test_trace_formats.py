@@ -30,6 +30,23 @@ def test_perf_script_default_format():
     assert imp.result.metrics["context_switches"] > 10
 
 
+def test_perf_sched_record_with_ns_timestamps():
+    # `perf sched record -- sh -c 'dd ...; sleep 0.01'` on this project's Linux 6.18 VM (perf 6.1), then
+    # `perf script --ns`: nanosecond timestamps, and the sched_stat_runtime and sched_process_fork lines
+    # that perf sched adds, which the import skips and counts.
+    path = TRACES / "perf-sched-record-ns.txt"
+    text = path.read_text()
+    imp = schedlab.import_trace(path, tolerant=True)
+    m = imp.result.metrics
+    assert imp.skipped == text.count(" sched:sched_stat_runtime: ") + text.count(" sched:sched_process_fork: ")
+    assert m["context_switches"] == text.count(" sched:sched_switch: ") == 32
+    tasks = {t["name"]: t for t in m["tasks"]}
+    # dd (pid 2931) left the CPU as D, D, then Z when it exited.
+    assert (tasks["dd"]["nvcsw"], tasks["dd"]["nivcsw"]) == (2, 0)
+    # migration/0 ran from .004659207 to .004689822: 30.615 us, kept to the nanosecond.
+    assert tasks["migration/0"]["cpu_time_us"] == pytest.approx(30.615, abs=1e-9)
+
+
 def test_unknown_format_names_the_understood_ones(tmp_path):
     f = tmp_path / "x.bin"
     f.write_bytes(b"PK\x03\x04\x00\x00binary")
@@ -68,6 +85,29 @@ def test_trace_dat_through_trace_cmd(tmp_path):
             inst.rmdir()
     imp = schedlab.import_trace(dat, tolerant=True)
     assert imp.result.metrics["context_switches"] > 0
+
+
+@pytest.mark.skipif(shutil.which("trace-cmd") is None,
+                    reason="needs the trace-cmd tool (Debian package trace-cmd; setup.sh installs it as root)")
+def test_committed_trace_dat():
+    # Recorded on this project's Linux 6.18 VM: a private tracefs instance (sched_switch, sched_waking,
+    # sched_wakeup, sched_wakeup_new, sched_migrate_task, sched_process_exit) around three rounds of
+    # `dd bs=1M count=5; sleep 0.005`, then `trace-cmd extract -B`, run under `unshare -m` with
+    # /proc/kallsyms, printk_formats and saved_cmdlines bind-mounted over by /dev/null (130 KB, not 1.2 MB).
+    dat = TRACES / "trace-cmd-extract.dat"
+    imp = schedlab.import_trace(dat, tolerant=True)
+    m = imp.result.metrics
+    report = subprocess.run(["trace-cmd", "report", "-i", str(dat)], check=True, capture_output=True,
+                            text=True, timeout=60).stdout
+    assert m["context_switches"] == report.count(" sched_switch: ") == 46
+    # sh (pid 2857) left the CPU 13 times: 6 D, 6 S, then X when it exited.
+    sh = next(t for t in m["tasks"] if t["name"] == "sh")
+    assert (sh["nvcsw"], sh["nivcsw"]) == (12, 0)
+    # On CPU 1 the switches from the idle task are missing in these recordings (perf's as well):
+    # tolerant mode assumes them and lists each repair.
+    assert imp.repairs and all("cpu 1:" in r and "pid 0 was running there" in r for r in imp.repairs)
+    with pytest.raises(schedlab.TraceError, match="pid 0 was running there"):
+        schedlab.import_trace(dat)
 
 
 def test_our_own_pftrace_reads_back(tmp_path):
