@@ -221,6 +221,19 @@ def _parser() -> argparse.ArgumentParser:
                     help="wait at most this long for another host run to finish (default: wait)")
     hps.add_parser("probe", help="print what this machine allows (lockdown, cgroups, DL bandwidth, ...)")
 
+    vm = sub.add_parser("vm", help="run a workload in a Linux 6.12 guest under qemu with a sched_ext "
+                                   "scheduler (docs/sched_ext.md)")
+    vms = vm.add_subparsers(dest="vm_cmd", required=True)
+    vms.add_parser("build", help="build (once) and cache the guest kernel and the BPF schedulers "
+                                 "(about 10 minutes on 2 cores; installs clang-19, qemu, ... with apt)")
+    vr = vms.add_parser("run", help="run WORKLOAD in the guest under --scheduler, traced and measured")
+    vr.add_argument("workload", help="rt-app JSON file")
+    vr.add_argument("--scheduler", required=True, help="scx_simple, scx_bmq or scx_pds")
+    vr.add_argument("--cpus", type=int, default=2, help="guest CPUs (default 2)")
+    vr.add_argument("--duration", help="override global.duration (seconds or 500ms, 2s, ...)")
+    vr.add_argument("--json", metavar="FILE", help="write the metrics as JSON")
+    vr.add_argument("--keep", metavar="DIR", help="keep the guest's output (trace, dmesg, loader log) in DIR")
+
     cp = sub.add_parser("compare", help="two runs' metrics side by side (simulator and/or trace)")
     cp.add_argument("a", nargs="?", help="metrics JSON A (schedlab run --json or trace import --json); "
                     "a two-scheduler run's file alone compares its two runs; FILE:NAME picks one run")
@@ -230,6 +243,10 @@ def _parser() -> argparse.ArgumentParser:
                     "(B, root)")
     cp.add_argument("--scheduler", help="simulator for --workload (default: the one matching the running "
                     "kernel: eevdf-6.18 from 6.17, eevdf from 6.6, else cfs)")
+    cp.add_argument("--vm", action="store_true",
+                    help="with --workload: run B in the sched_ext guest (schedlab vm) under --scheduler "
+                    "instead of on this kernel, and judge the CPU-time shares")
+    cp.add_argument("--cpus", type=int, default=2, help="with --vm: guest and simulated CPUs (default 2)")
     cp.add_argument("--match", choices=["name", "pid"], default="name",
                     help="match tasks by name, or by recorded pid (a trace against its replay)")
     cp.add_argument("--json", metavar="FILE", help="write the comparison as JSON")
@@ -498,6 +515,41 @@ def _cmd_host(a: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_vm(a: argparse.Namespace) -> int:
+    from . import vm
+    from .host import HostError
+
+    try:
+        if a.vm_cmd == "build":
+            kdir, sdir = vm.build(vm.log_stderr)
+            print(f"kernel: {kdir}\nschedulers: {sdir}")
+            return 0
+        res, info = vm.run(a.workload, a.scheduler, parse_duration(a.duration) / 1e9 if a.duration else None,
+                           cpus=a.cpus, keep=a.keep, log=vm.log_stderr)
+    except (vm.VmError, HostError) as e:
+        print(f"schedlab: error: {e}", file=sys.stderr)
+        return 2
+    print(task_table(res))
+    print(f"guest {info['kernel']} (HZ {info['hz']}, qemu TCG -icount {info['icount']}) under "
+          f"{info['guest_scheduler']}: {info['dropped_events']} dropped events, {len(info['repairs'])} trace "
+          f"repair(s); other load {info['other_load']['cpu_ms']} ms CPU", file=sys.stderr)
+    if a.json:
+        _write_json(a.json, res.metrics)
+    return 0
+
+
+def _sim_and_vm(a: argparse.Namespace) -> Tuple[dict, dict]:
+    """Metrics of `a.workload` in the simulator and in the guest, same scheduler, CPUs and HZ."""
+    from . import vm
+
+    if not a.scheduler:
+        raise ValueError(f"--vm needs --scheduler (one of {', '.join(vm.GUEST_SCHEDULERS)})")
+    res, info = vm.run(a.workload, a.scheduler, cpus=a.cpus, log=vm.log_stderr)
+    sim = simulate(a.workload, a.scheduler, a.cpus, hz=info["hz"],
+                   set={"partial": 1} if info["partial"] else {})
+    return dict(sim.metrics), dict(res.metrics)
+
+
 def _sim_and_host(a: argparse.Namespace) -> Tuple[dict, dict]:
     """Metrics of `a.workload` in the simulator (the host's CPU count and HZ) and on the host."""
     from . import host, machine
@@ -512,13 +564,15 @@ def _sim_and_host(a: argparse.Namespace) -> Tuple[dict, dict]:
 
 def _cmd_compare(a: argparse.Namespace) -> int:
     from . import compare as cmp
-    from . import host
+    from . import host, vm
 
     try:
+        if a.vm and not a.workload:
+            raise ValueError("--vm goes with --workload FILE")
         if a.workload:
             if a.a or a.b:
                 raise ValueError("give either two metrics files or --workload, not both")
-            ma, mb = _sim_and_host(a)
+            ma, mb = _sim_and_vm(a) if a.vm else _sim_and_host(a)
             names = (f"simulator ({ma['scheduler']})", mb["scheduler"])
         else:
             if not a.a:
@@ -534,11 +588,16 @@ def _cmd_compare(a: argparse.Namespace) -> int:
                                      "(or give A and B, e.g. FILE:NAME)")
                 (na, ma), (nb, mb) = both
                 names = (f"{a.a}:{na}", f"{a.a}:{nb}")
-    except (ValueError, json.JSONDecodeError, host.HostError) as e:
+    except (ValueError, json.JSONDecodeError, host.HostError, vm.VmError) as e:
         print(f"schedlab: error: {e}", file=sys.stderr)
         return 2
     c = cmp.compare(ma, mb, a.match)
     print(cmp.table(c, *names))
+    if a.vm:
+        agree = vm.agreement(ma, mb)
+        print()
+        print(vm.agreement_table(agree))
+        c = {**c, "agreement": agree}
     if a.json:
         _write_json(a.json, c)
     return 0
@@ -673,7 +732,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     handlers = {"run": _cmd_run, "check": _cmd_check, "schedulers": _cmd_schedulers,
                 "metrics": _cmd_metrics, "repro": _cmd_repro, "trace": _cmd_trace,
                 "compare": _cmd_compare, "host": _cmd_host, "calibrate": _cmd_calibrate,
-                "fidelity": _cmd_fidelity, "shootout": _cmd_shootout, "completion": _cmd_completion,
+                "fidelity": _cmd_fidelity, "shootout": _cmd_shootout, "vm": _cmd_vm,
+                "completion": _cmd_completion,
                 "sweep": _cmd_sweep}
     try:
         return handlers[args.cmd](args)

@@ -24,6 +24,8 @@ pub static SCHEDULERS: &[SchedulerDef] = &[
     CFS,
     EEVDF_618,
     policy::scx_simple::DEF,
+    policy::scx_bmq::DEF,
+    policy::scx_pds::DEF,
     policy::bfs::DEF,
     policy::muqss::DEF,
     policy::baby::DEF,

@@ -27,6 +27,9 @@ fn os_err(thread: &str, call: &str) -> String {
     format!("{thread}: {call}: {}", std::io::Error::last_os_error())
 }
 
+/// `SCHED_EXT` (include/uapi/linux/sched.h, 6.12).
+const SCHED_EXT: u32 = 7;
+
 fn tid() -> i64 {
     // SAFETY: gettid has no arguments.
     unsafe { libc::syscall(libc::SYS_gettid) }
@@ -41,6 +44,8 @@ fn policy(t: &ThreadPlan) -> Result<u32, String> {
         "SCHED_FIFO" => libc::SCHED_FIFO,
         "SCHED_RR" => libc::SCHED_RR,
         "SCHED_DEADLINE" => return Ok(SCHED_DEADLINE),
+        // Scheduled by the loaded sched_ext scheduler (kernels with SCHED_CLASS_EXT).
+        "SCHED_EXT" => return Ok(SCHED_EXT),
         p => {
             return Err(format!(
                 "{}: policy {p} is not supported by the worker",

@@ -54,8 +54,13 @@ struct Plan {
     /// CLOCK_MONOTONIC ns at which every thread starts (0: at once).
     #[serde(default)]
     start_at_ns: u64,
-    /// CLOCK_MONOTONIC ns at which every thread stops.
+    /// CLOCK_MONOTONIC ns at which every thread stops; or
+    #[serde(default)]
     end_at_ns: u64,
+    /// how long after the start they stop (a guest that cannot read the
+    /// host's clock, `schedlab vm`, gives this instead of `end_at_ns`).
+    #[serde(default)]
+    duration_ns: u64,
     /// Cost of one busy-loop iteration, ns (from `calibrate`).
     ns_per_loop: f64,
     /// Unit of `run` work.
@@ -205,9 +210,19 @@ fn main() {
             } else {
                 plan.start_at_ns
             };
+            let end = match (plan.end_at_ns, plan.duration_ns) {
+                (0, d) if d > 0 => start.saturating_add(d),
+                (e, 0) if e > 0 => e,
+                _ => {
+                    eprintln!(
+                        "schedlab-worker: {path}: give exactly one of end_at_ns and duration_ns"
+                    );
+                    std::process::exit(2);
+                }
+            };
             let run = std::sync::Arc::new(RunParams {
                 start,
-                end: plan.end_at_ns,
+                end,
                 ns_per_loop: plan.ns_per_loop.max(1e-3),
                 work: plan.work,
             });

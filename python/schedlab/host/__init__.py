@@ -248,6 +248,10 @@ def _prepare(workload: str, duration_s: Optional[float], work: str) -> Tuple[int
     if plan.slices and kernel_version() < EEVDF_SINCE:
         raise HostError(f"{model['source']}: tasks.{plan.slices[0][0]}.dl-runtime: custom fair slices "
                         "need EEVDF (Linux 6.6+)")
+    ext = [th["name"] for ths in plan.procs.values() for th in ths if th["policy"] == "SCHED_EXT"]
+    if ext and not os.path.isdir("/sys/kernel/sched_ext"):
+        raise HostError(f"{model['source']}: tasks.{ext[0]}.policy: SCHED_EXT needs a kernel with sched_ext "
+                        "(this one has none); run it in the guest: schedlab vm run")
     if work not in ("oncpu", "loops"):
         raise HostError(f"unknown work unit {work!r}; expected oncpu or loops")
     worker = worker_path()

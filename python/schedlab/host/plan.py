@@ -15,7 +15,8 @@ from typing import Any, Dict, List, Optional, Tuple
 SLICE_MIN_NS, SLICE_MAX_NS = 100_000, 100_000_000
 
 KERNEL_POLICY = {"Other": "SCHED_OTHER", "Batch": "SCHED_BATCH", "Idle": "SCHED_IDLE", "Fifo": "SCHED_FIFO",
-                 "Rr": "SCHED_RR", "Deadline": "SCHED_DEADLINE"}
+                 "Rr": "SCHED_RR", "Deadline": "SCHED_DEADLINE",
+                 "Ext": "SCHED_EXT"}
 
 # Events the worker runs as the simulator does (sync objects live in shared memory: sync.rs).
 SYNC_EVENTS = ("Lock", "Unlock", "Signal", "Broad", "Barrier", "Suspend", "Resume")

@@ -35,6 +35,8 @@ pub mod muqss;
 pub mod pds;
 pub mod pfs;
 pub mod projc;
+pub mod scx_bmq;
+pub mod scx_pds;
 pub mod scx_simple;
 pub mod tsf;
 pub mod tt;

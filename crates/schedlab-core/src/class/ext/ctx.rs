@@ -200,6 +200,24 @@ impl<'a, T: Default> Ctx<'a, T> {
         self.st.tasks.get(p).map_or(100, |s| s.weight)
     }
 
+    /// Whether `p` is queued in the class (`p->scx.flags & SCX_TASK_QUEUED`):
+    /// runnable, running included. In `ops.dispatch` this tells a `prev`
+    /// that is still runnable (slice expired) from one going to sleep.
+    pub fn task_queued(&self, p: TaskId) -> bool {
+        self.st.tasks.get(p).is_some_and(|s| s.queued)
+    }
+
+    /// `PRIO_TO_NICE(p->static_prio)`: the nice value (BPF reads
+    /// `p->static_prio - 120`).
+    pub fn task_nice(&self, p: TaskId) -> i32 {
+        self.m.tasks.get(p).map_or(0, |t| t.nice)
+    }
+
+    /// `p->policy`.
+    pub fn task_policy(&self, p: TaskId) -> Policy {
+        self.m.tasks.get(p).map_or(Policy::Other, |t| t.policy)
+    }
+
     /// `task_cpu(p)`.
     pub fn task_cpu(&self, p: TaskId) -> CpuId {
         self.m.tasks.get(p).map_or(0, |t| t.cpu)
