@@ -133,3 +133,14 @@ def test_verifier_rejection_in_the_guest(hogs):
 def test_watchdog_stall_in_the_guest(hogs):
     with pytest.raises(vm.VmError, match="ejected the scheduler during the run: runnable task stall"):
         vm.run(hogs, "fixture", binary="scx_stall", duration_s=4)
+
+
+def test_cli_errors_are_one_line_exit_2(hogs):
+    import subprocess
+    import sys
+
+    for args in (["vm", "run", hogs, "--scheduler", "bmq"], ["compare", "--vm"],
+                 ["compare", "--workload", hogs, "--vm"]):
+        r = subprocess.run([sys.executable, "-m", "schedlab", *args], capture_output=True, text=True)
+        assert r.returncode == 2 and r.stdout == "", (args, r.stdout, r.stderr)
+        assert len(r.stderr.strip().splitlines()) == 1 and r.stderr.startswith("schedlab: error: "), r.stderr
