@@ -228,7 +228,10 @@ def _parser() -> argparse.ArgumentParser:
                                  "(about 10 minutes on 2 cores; installs clang-19, qemu, ... with apt)")
     vr = vms.add_parser("run", help="run WORKLOAD in the guest under --scheduler, traced and measured")
     vr.add_argument("workload", help="rt-app JSON file")
-    vr.add_argument("--scheduler", required=True, help="scx_simple, scx_bmq or scx_pds")
+    vs = vr.add_mutually_exclusive_group(required=True)
+    vs.add_argument("--scheduler", help="scx_simple, scx_bmq or scx_pds")
+    vs.add_argument("--binary", metavar="PATH", help="any sched_ext scheduler binary built for Linux 6.12 "
+                    "(e.g. scx_rlfifo from the scx project); its shared libraries are copied in")
     vr.add_argument("--cpus", type=int, default=2, help="guest CPUs (default 2)")
     vr.add_argument("--duration", help="override global.duration (seconds or 500ms, 2s, ...)")
     vr.add_argument("--json", metavar="FILE", help="write the metrics as JSON")
@@ -524,8 +527,9 @@ def _cmd_vm(a: argparse.Namespace) -> int:
             kdir, sdir = vm.build(vm.log_stderr)
             print(f"kernel: {kdir}\nschedulers: {sdir}")
             return 0
-        res, info = vm.run(a.workload, a.scheduler, parse_duration(a.duration) / 1e9 if a.duration else None,
-                           cpus=a.cpus, keep=a.keep, log=vm.log_stderr)
+        dur = parse_duration(a.duration) / 1e9 if a.duration else None
+        res, info = vm.run(a.workload, a.scheduler or "", dur, cpus=a.cpus, binary=a.binary, keep=a.keep,
+                           log=vm.log_stderr)
     except (vm.VmError, HostError) as e:
         print(f"schedlab: error: {e}", file=sys.stderr)
         return 2

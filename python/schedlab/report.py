@@ -42,7 +42,7 @@ def _cost_note(m: dict) -> str:
 
 def task_table(r: SimResult) -> str:
     m = r.metrics
-    recorded = m["scheduler"] == "trace" or m["scheduler"].startswith("host")
+    recorded = m["scheduler"] == "trace" or m["scheduler"].startswith(("host", "vm "))
     label = "recorded trace" if m["scheduler"] == "trace" else m["scheduler"]
     where = (f"{label}, {m['cpus']} CPU(s)" if recorded
              else f"{m['scheduler']} on {m['cpus']} CPU(s), HZ={m['hz']}")

@@ -119,6 +119,7 @@ SPID=$!
 i=0
 while [ $i -lt 600 ]; do
   grep -q "schedlab-scx: attached" $O/scx.out 2>/dev/null && break
+  [ "$(cat /sys/kernel/sched_ext/state)" = enabled ] && sleep 0.5 && break
   kill -0 $SPID 2>/dev/null || break
   sleep 0.1; i=$((i+1))
 done
@@ -238,7 +239,8 @@ def _guest_error(out: str, name: str) -> Optional[str]:
             why = "its loader failed: " + (" | ".join(tail) if tail else "no message")
         return f"{name}: not loaded in the guest kernel: {why}"
     if not after or after[0] != "enabled":
-        exit_line = next((x[6:] for x in err.splitlines() if x.startswith("EXIT: ")), None)
+        # "EXIT: reason (message)" (UEI_REPORT; the scx Rust schedulers print "Error: EXIT: ...").
+        exit_line = next((x.split("EXIT: ", 1)[1] for x in err.splitlines() if "EXIT: " in x), None)
         kernel = "; ".join(x.split("] ", 1)[-1] for x in dmesg if "disabled" in x or "failed to run" in x)
         return (f"{name}: the kernel ejected the scheduler during the run: {exit_line or 'no exit record'}"
                 f"{f' (dmesg: {kernel})' if kernel else ''}")
@@ -268,13 +270,17 @@ def run(workload: str, scheduler: str, duration_s: Optional[float] = None, cpus:
         binary: Optional[str] = None, keep: Optional[str] = None, timeout_s: Optional[float] = None,
         log: Callable[[str], None] = _quiet) -> Tuple[SimResult, Dict[str, Any]]:
     """Run `workload` in the guest under `scheduler` (a key of GUEST_SCHEDULERS; ``binary``: a
-    fixture of FIXTURES instead); returns the metrics (host runner definitions, /proc the
-    authority) and the run's facts. ``keep``: copy the guest's output folder (trace, dmesg,
-    loader and worker output) there."""
-    name = binary or GUEST_SCHEDULERS.get(scheduler)
-    if name is None or (binary is not None and binary not in FIXTURES):
+    fixture of FIXTURES, or the path of any sched_ext scheduler binary, instead); returns the
+    metrics (host runner definitions, /proc the authority) and the run's facts. ``keep``: copy
+    the guest's output folder (trace, dmesg, loader and worker output) there."""
+    external = binary is not None and os.sep in binary
+    if binary is not None and external and not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
+        raise VmError(f"{binary}: not an executable file (a sched_ext scheduler built for the guest's 6.12)")
+    name = (os.path.basename(binary) if binary is not None and external
+            else binary or GUEST_SCHEDULERS.get(scheduler))
+    if name is None or (binary is not None and not external and binary not in FIXTURES):
         raise VmError(f"no guest build of scheduler {scheduler!r}: the guest runs "
-                      f"{', '.join(GUEST_SCHEDULERS)}")
+                      f"{', '.join(GUEST_SCHEDULERS)}, or any sched_ext binary given by path (--binary)")
     if not 1 <= cpus <= 16:
         raise VmError(f"--cpus: expected 1..16 guest CPUs, got {cpus}")
     model = check(workload)
@@ -290,7 +296,7 @@ def run(workload: str, scheduler: str, duration_s: Optional[float] = None, cpus:
         raise HostError(f"{src}: tasks.{plan.slices[0][0]}.dl-runtime: custom fair slices do not apply "
                         "under sched_ext")
     kdir, sdir = build(log)
-    sched_bin = os.path.join(sdir, name)
+    sched_bin = binary if binary is not None and external else os.path.join(sdir, name)
     if not os.path.isfile(sched_bin):
         raise VmError(f"{sched_bin}: missing from the scheduler build (scripts/vm/build-scx.sh)")
     hz = guest_hz(kdir)
