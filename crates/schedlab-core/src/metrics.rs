@@ -368,7 +368,7 @@ pub fn collect(
     end: Ns,
 ) -> RunResult {
     let dur = end.max(1);
-    let mut tasks = vec![];
+    let mut tasks = Vec::with_capacity(m.tasks.len());
     let mut activations = vec![];
     let mut jobs = vec![];
     for (i, t) in m.tasks.iter().enumerate() {

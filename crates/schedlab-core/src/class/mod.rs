@@ -138,6 +138,13 @@ pub trait SchedClass {
     /// state from the parent (CFS copies the parent's vruntime).
     fn task_fork(&mut self, m: &mut Machine, t: TaskId, parent: Option<TaskId>);
 
+    /// A hint, before the launcher creates the workload's `n` tasks, with
+    /// no `struct sched_class` counterpart: a class may size its per-task
+    /// state once instead of growing it task by task (growth by doubling
+    /// left up to half of it unused: issue 18's bytes per task). Default:
+    /// nothing.
+    fn reserve_tasks(&mut self, _n: usize) {}
+
     /// `enqueue_task`: `t` becomes runnable on `cpu` (`m.tasks[t].cpu == cpu`).
     /// Called on wakeup (WAKEUP), first start (INITIAL), arrival from another
     /// CPU (MIGRATED), after an attribute change (RESTORE) and on wakeup of a

@@ -335,6 +335,20 @@ impl Simulator {
         if let Some(end) = self.end {
             self.events.push(end, EventKind::End);
         }
+        // Size the per-task tables once (at most 2^20 ahead: a bogus
+        // instance count still fails where it always did, task by task).
+        let n = self
+            .wl
+            .tasks
+            .iter()
+            .fold(0usize, |a, t| a.saturating_add(t.instances as usize))
+            .min(1 << 20);
+        self.m.tasks.reserve_exact(n);
+        self.m.stats.tasks.reserve_exact(n);
+        self.task_start.reserve_exact(n);
+        for k in 0..self.classes.len() {
+            self.classes.get(k).reserve_tasks(n);
+        }
         for d in 0..self.wl.tasks.len() {
             for _ in 0..self.wl.tasks[d].instances {
                 self.fork_task(d, None, 0);

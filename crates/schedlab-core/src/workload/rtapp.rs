@@ -187,6 +187,7 @@ impl Parser<'_> {
         if task_objs.is_empty() {
             return self.err("tasks", "expected at least one task");
         }
+        wl.tasks.reserve_exact(task_objs.len());
         for (name, v) in task_objs {
             let path = join("tasks", name);
             self.name(name, &path, "task name")?;
@@ -464,6 +465,13 @@ impl Parser<'_> {
             let _ = i;
             self.check_priority(&eff, default_policy, &pp)?;
         }
+        // A workload is read once and kept for the whole run: drop the
+        // growth slack (a one-phase task held room for four phases of 176
+        // bytes, issue 18's bytes per task).
+        for ph in &mut t.phases {
+            ph.events.shrink_to_fit();
+        }
+        t.phases.shrink_to_fit();
         Ok(t)
     }
 

@@ -481,6 +481,12 @@ impl SchedClass for Fair {
         "fair"
     }
 
+    fn reserve_tasks(&mut self, n: usize) {
+        self.se.reserve_exact(n);
+        self.task_se.reserve_exact(n);
+        self.wakee.reserve_exact(n);
+    }
+
     fn task_fork(&mut self, m: &mut Machine, t: TaskId, parent: Option<TaskId>) {
         let cpu = m.tasks[t].cpu;
         let mut e = Entity::new(LoadWeight::new(m.tasks[t].weight), 0, m.now);
