@@ -65,56 +65,138 @@ fn highest_of(bin: u32) -> u64 {
 /// Counts of the occupied bins, in bin order.
 #[derive(Debug, Clone, Default)]
 pub struct LatencyHistogram {
-    /// Occupied bins, ascending, each one word: the bin (HdrHistogram's
-    /// counts index, below 2^16) in the top 16 bits, its count in the low
-    /// 48. Packed, a bin costs 8 bytes instead of 12 in two vectors, and
-    /// one search finds it (issue 18: at 10,000 tasks the histograms were
-    /// half the memory).
-    entries: Vec<u64>,
+    /// The occupied bins, ascending.
+    bins: Bins,
     /// Samples in all.
     total: u64,
-    /// Position in `entries` of the last sample's bin: consecutive samples
-    /// of a task often share a bin, so this spares the binary search.
+    /// Position in `bins` of the last sample's bin: consecutive samples of
+    /// a task often share a bin, so this spares the binary search.
     last: usize,
 }
 
-/// Bits of an entry that hold its count.
-const COUNT_BITS: u32 = 48;
-/// The largest count one bin holds (2.8·10^14 samples: nine years of one
-/// task waking a million times a simulated second); beyond it the bin
-/// stops counting rather than spilling into the next bin's number.
-const COUNT_MAX: u64 = (1 << COUNT_BITS) - 1;
+/// Occupied bins, each packed into one word: the bin (HdrHistogram's
+/// counts index, below 2^16) in the top 16 bits, its count below. A
+/// histogram starts narrow, 4 bytes a bin, and widens to 8 the first time
+/// a bin would count 65,535 samples (issue 18: at 10,000 tasks the
+/// histograms, then two vectors of 12 bytes a bin, were half the memory).
+#[derive(Debug, Clone)]
+enum Bins {
+    Narrow(Vec<u32>),
+    Wide(Vec<u64>),
+}
 
-#[inline]
-fn entry_bin(e: u64) -> u32 {
-    (e >> COUNT_BITS) as u32
+impl Default for Bins {
+    fn default() -> Self {
+        Bins::Narrow(Vec::new())
+    }
+}
+
+/// A bin and its count in one word.
+trait Packed: Copy {
+    /// The largest count the word holds; a wide bin stops counting there
+    /// (2.8·10^14 samples: nine years of one task waking a million times a
+    /// simulated second) rather than spill into the bin's number.
+    const COUNT_MAX: u64;
+    fn new(bin: u32) -> Self;
+    fn bin(self) -> u32;
+    fn count(self) -> u64;
+    fn bump(&mut self);
+}
+
+impl Packed for u32 {
+    const COUNT_MAX: u64 = (1 << 16) - 1;
+    fn new(bin: u32) -> Self {
+        bin << 16
+    }
+    fn bin(self) -> u32 {
+        self >> 16
+    }
+    fn count(self) -> u64 {
+        u64::from(self & 0xffff)
+    }
+    fn bump(&mut self) {
+        *self += 1;
+    }
+}
+
+impl Packed for u64 {
+    const COUNT_MAX: u64 = (1 << 48) - 1;
+    fn new(bin: u32) -> Self {
+        u64::from(bin) << 48
+    }
+    fn bin(self) -> u32 {
+        (self >> 48) as u32
+    }
+    fn count(self) -> u64 {
+        self & Self::COUNT_MAX
+    }
+    fn bump(&mut self) {
+        if self.count() != Self::COUNT_MAX {
+            *self += 1;
+        }
+    }
+}
+
+/// Position of `bin` in `v`, inserting it (count 0) if absent.
+fn find_or_insert<P: Packed>(v: &mut Vec<P>, last: usize, bin: u32) -> usize {
+    if v.get(last).is_some_and(|e| e.bin() == bin) {
+        return last;
+    }
+    match v.binary_search_by_key(&bin, |e| e.bin()) {
+        Ok(pos) => pos,
+        Err(pos) => {
+            // Grow by a quarter, not by doubling: a histogram lives as long
+            // as its task and most stop growing early.
+            if v.len() == v.capacity() {
+                v.reserve_exact((v.len() / 4).max(4));
+            }
+            v.insert(pos, P::new(bin));
+            pos
+        }
+    }
+}
+
+/// HdrHistogram's `value_at_quantile` over packed bins.
+fn quantile_of<P: Packed>(v: &[P], q: f64, target: u64) -> Ns {
+    let mut cumulative = 0u64;
+    for &e in v {
+        cumulative += e.count();
+        if cumulative >= target {
+            return if q == 0.0 {
+                lowest_of(e.bin())
+            } else {
+                highest_of(e.bin())
+            };
+        }
+    }
+    0
 }
 
 impl LatencyHistogram {
     /// Count one sample.
     pub fn record(&mut self, value: u64) {
         let bin = bin_of(value);
-        let pos = match self.entries.get(self.last) {
-            Some(&e) if entry_bin(e) == bin => self.last,
-            _ => match self.entries.binary_search_by_key(&bin, |&e| entry_bin(e)) {
-                Ok(pos) => pos,
-                Err(pos) => {
-                    // Grow by a quarter, not by doubling: a histogram lives
-                    // as long as its task and most stop growing early.
-                    if self.entries.len() == self.entries.capacity() {
-                        self.entries.reserve_exact((self.entries.len() / 4).max(4));
-                    }
-                    self.entries.insert(pos, u64::from(bin) << COUNT_BITS);
-                    pos
-                }
-            },
-        };
-        let e = &mut self.entries[pos];
-        if *e & COUNT_MAX != COUNT_MAX {
-            *e += 1;
+        if let Bins::Narrow(v) = &mut self.bins {
+            let pos = find_or_insert(v, self.last, bin);
+            if v[pos].count() < <u32 as Packed>::COUNT_MAX {
+                v[pos].bump();
+                self.last = pos;
+                self.total += 1;
+                return;
+            }
+            // Widen, keeping every position (so `last` stays valid).
+            let wide = v
+                .iter()
+                .map(|&e| (u64::from(e.bin()) << 48) | e.count())
+                .collect();
+            self.bins = Bins::Wide(wide);
         }
-        self.last = pos;
-        self.total += 1;
+        if let Bins::Wide(v) = &mut self.bins {
+            let pos = find_or_insert(v, self.last, bin);
+            v[pos].bump();
+            self.last = pos;
+            self.total += 1;
+        }
     }
 
     /// Samples recorded.
@@ -129,7 +211,10 @@ impl LatencyHistogram {
 
     /// Occupied bins (the memory this histogram holds is proportional to it).
     pub fn occupied_bins(&self) -> usize {
-        self.entries.len()
+        match &self.bins {
+            Bins::Narrow(v) => v.len(),
+            Bins::Wide(v) => v.len(),
+        }
     }
 
     /// HdrHistogram's `value_at_quantile(q)`: the highest value equivalent
@@ -139,19 +224,10 @@ impl LatencyHistogram {
     pub fn value_at_quantile(&self, q: f64) -> Ns {
         let q = if q > 1.0 { 1.0 } else { q };
         let target = ((q * self.total as f64).ceil() as u64).max(1);
-        let mut cumulative = 0u64;
-        for &e in &self.entries {
-            let (bin, count) = (entry_bin(e), e & COUNT_MAX);
-            cumulative += count;
-            if cumulative >= target {
-                return if q == 0.0 {
-                    lowest_of(bin)
-                } else {
-                    highest_of(bin)
-                };
-            }
+        match &self.bins {
+            Bins::Narrow(v) => quantile_of(v, q, target),
+            Bins::Wide(v) => quantile_of(v, q, target),
         }
-        0
     }
 }
 
@@ -204,6 +280,24 @@ mod tests {
     fn every_bin_fits_sixteen_bits() {
         assert!(bin_of(u64::MAX) < 1 << 16, "{}", bin_of(u64::MAX));
         assert!((0..64).all(|k| bin_of(1u64 << k) <= bin_of(u64::MAX)));
+    }
+
+    /// A bin past 65,535 samples widens the histogram; answers stay
+    /// HdrHistogram's.
+    #[test]
+    fn widening_keeps_the_answers() {
+        let mut samples: Vec<u64> = (0..100_000).map(|i| 5 + (i % 3) / 2).collect();
+        samples.extend((0..1_000).map(|i| 1_000_000 + 977 * i));
+        let r = reference(&samples);
+        let mut h = LatencyHistogram::default();
+        for &s in &samples {
+            h.record(s);
+        }
+        assert!(matches!(h.bins, Bins::Wide(_)));
+        assert_eq!(h.len(), samples.len() as u64);
+        for q in QUANTILES {
+            assert_eq!(h.value_at_quantile(q), r.value_at_quantile(q), "q {q}");
+        }
     }
 
     #[test]

@@ -12,6 +12,8 @@
 //! their periodic balance; active balance pushes the source CPU's running task.
 
 use super::Fair;
+use std::sync::Arc;
+
 use crate::clock::{Ns, MSEC};
 use crate::cpuset::{CpuId, CpuSet};
 use crate::machine::{Machine, MigrationKind};
@@ -23,8 +25,10 @@ use crate::topology::Topology;
 pub struct Domain {
     /// CPUs spanned.
     pub span: CpuSet,
-    /// Child groups.
-    pub groups: Vec<CpuSet>,
+    /// Child groups, shared by every CPU of the span (the kernel's CPUs of
+    /// one domain share its `sched_group`s too; at 256 CPUs one copy per
+    /// CPU was 2 MB).
+    pub groups: Arc<[CpuSet]>,
     /// SMT level (SD_SHARE_CPUCAPACITY).
     pub smt: bool,
     /// Shares the LLC (SD_SHARE_LLC).
@@ -121,6 +125,20 @@ impl Balancer {
     pub fn for_online(topo: &Topology, hz: u32, online: CpuSet) -> Self {
         let n = topo.nr_cpus();
         let mut doms = vec![];
+        // Groups built once per span and level, in CPU order (no hashing).
+        let (mut llc_groups, mut top_groups) = (vec![], vec![]);
+        fn shared(
+            cache: &mut Vec<(CpuSet, Arc<[CpuSet]>)>,
+            span: CpuSet,
+            build: impl FnOnce() -> Vec<CpuSet>,
+        ) -> Arc<[CpuSet]> {
+            if let Some((_, g)) = cache.iter().find(|(s, _)| *s == span) {
+                return g.clone();
+            }
+            let g: Arc<[CpuSet]> = build().into();
+            cache.push((span, g.clone()));
+            g
+        }
         for cpu in 0..n {
             let mut levels: Vec<Domain> = vec![];
             if !online.contains(cpu) {
@@ -138,29 +156,35 @@ impl Balancer {
             };
             let sib = topo.siblings(cpu).and(&online);
             if sib.count() > 1 {
-                levels.push(Domain::new(sib, singles(sib), true, true, false));
+                levels.push(Domain::new(sib, singles(sib).into(), true, true, false));
             }
             let llc = topo.llc(cpu).and(&online);
             if llc.count() > sib.count() {
-                let mut groups: Vec<CpuSet> = vec![];
-                for c in llc.iter() {
-                    let s = topo.siblings(c).and(&online);
-                    if !groups.contains(&s) {
-                        groups.push(s);
+                let groups = shared(&mut llc_groups, llc, || {
+                    let mut groups: Vec<CpuSet> = vec![];
+                    for c in llc.iter() {
+                        let s = topo.siblings(c).and(&online);
+                        if !groups.contains(&s) {
+                            groups.push(s);
+                        }
                     }
-                }
+                    groups
+                });
                 let prefer = !levels.is_empty();
                 levels.push(Domain::new(llc, groups, false, true, prefer));
             }
             let all = topo.all().and(&online);
             if topo.has_multiple_llcs() && all.count() > llc.count() {
-                let mut groups: Vec<CpuSet> = vec![];
-                for c in online.iter() {
-                    let s = topo.llc(c).and(&online);
-                    if !groups.contains(&s) {
-                        groups.push(s);
+                let groups = shared(&mut top_groups, all, || {
+                    let mut groups: Vec<CpuSet> = vec![];
+                    for c in online.iter() {
+                        let s = topo.llc(c).and(&online);
+                        if !groups.contains(&s) {
+                            groups.push(s);
+                        }
                     }
-                }
+                    groups
+                });
                 levels.push(Domain::new(all, groups, false, false, true));
             }
             doms.push(levels);
@@ -204,7 +228,7 @@ impl Balancer {
 
     /// Groups of `cpu`'s domain at `level`.
     pub fn groups_of(&self, cpu: CpuId, level: usize) -> Vec<CpuSet> {
-        self.doms[cpu][level].groups.clone()
+        self.doms[cpu][level].groups.to_vec()
     }
 
     /// imbalance_pct of the smallest domain of `this` that spans `prev`.
@@ -217,7 +241,13 @@ impl Balancer {
 }
 
 impl Domain {
-    fn new(span: CpuSet, groups: Vec<CpuSet>, smt: bool, llc: bool, prefer_sibling: bool) -> Self {
+    fn new(
+        span: CpuSet,
+        groups: Arc<[CpuSet]>,
+        smt: bool,
+        llc: bool,
+        prefer_sibling: bool,
+    ) -> Self {
         let w = span.count() as u64;
         Domain {
             span,
