@@ -90,10 +90,45 @@ impl CpuSet {
 
     /// CPUs in the set starting after `start` and wrapping around
     /// (`for_each_cpu_wrap`), as the idle-CPU scan does.
-    pub fn iter_wrap(&self, start: CpuId) -> impl Iterator<Item = CpuId> + '_ {
-        let after: Vec<CpuId> = self.iter().filter(|c| *c > start).collect();
-        let before: Vec<CpuId> = self.iter().filter(|c| *c <= start).collect();
-        after.into_iter().chain(before)
+    pub fn iter_wrap(&self, start: CpuId) -> impl Iterator<Item = CpuId> {
+        // The CPUs above `start`, then those up to it, split with masks:
+        // no allocation, and a scan that stops early reads no further
+        // (it ran at every wakeup of a 256-CPU run, issue 18).
+        let (mut after, mut before) = (*self, *self);
+        for (i, (a, b)) in after
+            .bits
+            .iter_mut()
+            .zip(before.bits.iter_mut())
+            .enumerate()
+        {
+            let lo = i * 64;
+            // Bits of word `i` at CPUs <= start.
+            let upto = if start >= lo + 63 {
+                u64::MAX
+            } else if start < lo {
+                0
+            } else {
+                (1u64 << (start - lo + 1)) - 1
+            };
+            *a &= !upto;
+            *b &= upto;
+        }
+        after.into_iter_owned().chain(before.into_iter_owned())
+    }
+
+    /// The CPUs in ascending order, owning the set.
+    fn into_iter_owned(self) -> impl Iterator<Item = CpuId> {
+        self.bits.into_iter().enumerate().flat_map(|(i, w)| {
+            let mut w = w;
+            std::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let b = w.trailing_zeros() as usize;
+                w &= w - 1;
+                Some(i * 64 + b)
+            })
+        })
     }
 }
 
@@ -112,6 +147,27 @@ impl Serialize for CpuSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `iter_wrap` visits the CPUs after `start`, then those up to it.
+    #[test]
+    fn iter_wrap_orders_as_for_each_cpu_wrap() {
+        let mut s = CpuSet::empty();
+        for c in [0, 3, 63, 64, 65, 127, 128, 200, 255] {
+            s.insert(c);
+        }
+        for start in [0, 3, 62, 63, 64, 100, 127, 128, 254, 255] {
+            let want: Vec<CpuId> = s
+                .iter()
+                .filter(|c| *c > start)
+                .chain(s.iter().filter(|c| *c <= start))
+                .collect();
+            assert_eq!(
+                s.iter_wrap(start).collect::<Vec<_>>(),
+                want,
+                "start {start}"
+            );
+        }
+    }
 
     #[test]
     fn set_operations() {

@@ -93,6 +93,11 @@ pub struct Machine {
     /// CPUs whose `need_resched` is set, so the engine finds the next CPU
     /// to reschedule without scanning every run queue.
     pub(crate) resched_cpus: crate::cpuset::CpuSet,
+    /// Some task has had SCHED_IDLE at some point (set by the engine when
+    /// it creates a task or changes its policy; never cleared). Without one,
+    /// `sched_idle_cpu` is false everywhere and needs no scan of a CPU's
+    /// tasks (the kernel keeps a counter, `cfs.idle_h_nr_running`).
+    pub(crate) any_sched_idle: bool,
 }
 
 /// A class asks to be called back (`SchedClass::timer`) at `at`.
@@ -112,6 +117,11 @@ impl Machine {
     /// Length of a tick.
     pub fn tick_ns(&self) -> Ns {
         tick_ns(self.hz)
+    }
+
+    /// Whether a task has ever had SCHED_IDLE in this run.
+    pub fn any_sched_idle(&self) -> bool {
+        self.any_sched_idle
     }
 
     /// Number of CPUs.

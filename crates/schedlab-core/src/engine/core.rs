@@ -624,6 +624,7 @@ impl Simulator {
             waking_since: None,
             runnable_since: None,
         };
+        self.m.any_sched_idle |= task.policy == Policy::Idle;
         self.m.tasks.push(task);
         self.m.stats.tasks.push(TaskStats::default());
         self.task_start.push(self.m.now);

@@ -161,6 +161,7 @@ impl Simulator {
         if old_bw != new_bw && self.classes.dl_admission && !self.admit_dl(t, old_bw, new_bw) {
             return;
         }
+        self.m.any_sched_idle |= policy == Policy::Idle;
         self.change_running_task(t, |task| {
             task.policy = policy;
             task.nice = nice;

@@ -243,6 +243,7 @@ impl Simulator {
             error: None,
             resched_cpus: crate::cpuset::CpuSet::empty(),
             aborts: vec![],
+            any_sched_idle: false,
             topo,
         };
         let mut sim = Simulator {

@@ -77,7 +77,8 @@ impl Fair {
     /// `sched_idle_cpu`: everything runnable there is SCHED_IDLE.
     fn sched_idle_cpu(&self, m: &Machine, cpu: CpuId) -> bool {
         let n = m.rqs[cpu].nr_running as usize;
-        n > 0
+        m.any_sched_idle()
+            && n > 0
             && self.cpu_tasks[cpu].len() == n
             && self.cpu_tasks[cpu]
                 .iter()
