@@ -175,6 +175,7 @@ impl Simulator {
                     put_prev_done = true;
                     self.switch_out(cpu, p);
                     self.m.rqs[cpu].curr = None;
+                    self.m.sync_idle(cpu);
                     self.move_queued_task(p, dst);
                 }
             }
@@ -302,6 +303,7 @@ impl Simulator {
         let done = self.classes.get(c).dequeue_task(&mut self.m, cpu, p, flags);
         self.m.tasks[p].on_rq = if done { OnRq::No } else { OnRq::Delayed };
         self.m.rqs[cpu].nr_running -= 1;
+        self.m.sync_idle(cpu);
         if state == TaskState::Dead {
             self.classes.get(c).task_dead(&mut self.m, p);
         }
@@ -377,6 +379,7 @@ impl Simulator {
             vec![]
         };
         self.m.rqs[cpu].curr = next;
+        self.m.sync_idle(cpu);
         self.m.rqs[cpu].curr_since = now;
         self.smt_retime(sibs);
         if let Some(n) = next {
@@ -420,6 +423,7 @@ impl Simulator {
         task.state = TaskState::Runnable;
         task.runnable_since = Some(self.m.now);
         self.m.rqs[cpu].nr_running += 1;
+        self.m.sync_idle(cpu);
     }
 
     /// `wakeup_preempt`: should the current task of `cpu` give way to `t`?
@@ -472,6 +476,7 @@ impl Simulator {
             .get(c)
             .dequeue_task(&mut self.m, src, t, DequeueFlags::MOVE);
         self.m.rqs[src].nr_running -= 1;
+        self.m.sync_idle(src);
         self.m.tasks[t].on_rq = OnRq::No;
         let since = self.m.tasks[t].runnable_since;
         self.set_task_cpu(t, dst);
@@ -523,6 +528,7 @@ impl Simulator {
                 task.runnable_since = Some(self.m.now);
                 task.waking_since = Some(self.m.now);
                 self.m.rqs[prev_cpu].nr_running += 1;
+                self.m.sync_idle(prev_cpu);
                 self.m.trace(prev_cpu, TraceEvent::Wakeup { task: t });
                 if !self.m.online.contains(prev_cpu) {
                     // Its CPU went offline while it was delay-dequeued there.

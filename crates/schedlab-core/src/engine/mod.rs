@@ -244,6 +244,7 @@ impl Simulator {
             resched_cpus: crate::cpuset::CpuSet::empty(),
             aborts: vec![],
             any_sched_idle: false,
+            idle: crate::cpuset::CpuSet::first_n(cfg.cpus),
             topo,
         };
         let mut sim = Simulator {
