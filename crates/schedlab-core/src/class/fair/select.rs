@@ -76,9 +76,11 @@ impl Fair {
 
     /// `sched_idle_cpu`: everything runnable there is SCHED_IDLE.
     fn sched_idle_cpu(&self, m: &Machine, cpu: CpuId) -> bool {
+        if !m.any_sched_idle() {
+            return false;
+        }
         let n = m.rqs[cpu].nr_running as usize;
-        m.any_sched_idle()
-            && n > 0
+        n > 0
             && self.cpu_tasks[cpu].len() == n
             && self.cpu_tasks[cpu]
                 .iter()
