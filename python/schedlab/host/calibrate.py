@@ -14,8 +14,9 @@ thread times how late it runs after each of its sleeps (``sleep_lateness_ns``), 
 Tunables: ``context_switch_ns`` = round trip / 2 (an upper bound: it includes the socket calls);
 ``wakeup_ns`` = busy_rt p50 − context_switch_ns (at least 0); ``idle_exit_ns`` = idle_rt p50 −
 busy_rt p50; ``timer_slack_ns`` = idle_other p50 − idle_rt p50, the *effective* slack (the setting,
-/proc/self/timerslack_ns, recorded beside it, is its upper bound: the timer fires earlier when
-another timer on that CPU expires inside the window); ``ipi_ns`` = remote wakeup p50 −
+/proc/self/timerslack_ns, is recorded beside it: the timer fires earlier when another timer on that
+CPU expires inside the window, and on a VM a descheduled vCPU can stretch it past the setting);
+``ipi_ns`` = remote wakeup p50 −
 idle_rt p50 (an upper bound: it includes a write and a read); HZ from the kernel. Not measured: the
 SMT factor (this needs SMT siblings).
 """
@@ -83,8 +84,8 @@ def calibrate(seconds: int = 3, log: Callable[[str], None] = lambda s: None) -> 
         m["remote_wake_p50_ns"] = int(json.loads(out.stdout)["remote_wake_p50_ns"])
     else:
         not_measured["ipi_ns"] = "one CPU: no remote wakeup to measure; the default stays"
-    # The setting the measured (effective) slack can reach at most: a sleeper's timer fires at the
-    # end of its slack window unless another timer on that CPU expires inside it.
+    # The setting, beside the measured (effective) slack: a sleeper's timer fires at the end of its
+    # slack window unless another timer on that CPU expires inside it.
     try:
         with open("/proc/self/timerslack_ns", encoding="utf-8") as fh:
             m["timer_slack_setting_ns"] = int(fh.read())
