@@ -37,7 +37,7 @@
 //! kernel's default (slice to 0), not BMQ's boost +7.
 
 use crate::class::ext::{
-    Ctx, ExtOps, EXT_TUNABLES, SCX_DSQ_LOCAL, SCX_ENQ_WAKEUP, SCX_OPS_SWITCH_PARTIAL,
+    switch_flags, Ctx, ExtOps, EXT_TUNABLES, PARTIAL_TUNABLE, SCX_DSQ_LOCAL, SCX_ENQ_WAKEUP,
 };
 use crate::class::fair::tunables::EEVDF_TUNABLES;
 use crate::cpuset::CpuId;
@@ -118,11 +118,7 @@ impl ExtOps for ScxBmq {
     }
 
     fn flags(&self) -> u64 {
-        if self.partial {
-            SCX_OPS_SWITCH_PARTIAL
-        } else {
-            0
-        }
+        switch_flags(self.partial)
     }
 
     fn select_cpu(
@@ -221,21 +217,11 @@ impl ExtOps for ScxBmq {
     }
 }
 
-/// scx_bmq's own tunables.
-const OWN_TUNABLES: &[Tunable] = &[Tunable {
-    name: "partial",
-    default: 0,
-    min: 0,
-    max: 1,
-    unit: "bool",
-    doc: "SCX_OPS_SWITCH_PARTIAL (-p): only SCHED_EXT tasks go to the policy; 0 switches SCHED_OTHER, SCHED_BATCH and SCHED_IDLE too",
-}];
-
-const N: usize = EEVDF_TUNABLES.len() + EXT_TUNABLES.len() + OWN_TUNABLES.len();
+const N: usize = EEVDF_TUNABLES.len() + EXT_TUNABLES.len() + PARTIAL_TUNABLE.len();
 
 /// Every tunable: the 6.12 fair class's, the ext class's and scx_bmq's.
 static TUNABLES: [Tunable; N] =
-    crate::tunable::concat(&[EEVDF_TUNABLES, EXT_TUNABLES, OWN_TUNABLES]);
+    crate::tunable::concat(&[EEVDF_TUNABLES, EXT_TUNABLES, PARTIAL_TUNABLE]);
 
 /// The registry entry.
 pub const DEF: SchedulerDef = SchedulerDef {

@@ -32,7 +32,7 @@
 //! classes; yield is the kernel's (slice to 0, so the deadline is renewed),
 //! as PDS v6.0's yield type 1 does.
 
-use crate::class::ext::{Ctx, ExtOps, EXT_TUNABLES, SCX_DSQ_LOCAL, SCX_OPS_SWITCH_PARTIAL};
+use crate::class::ext::{switch_flags, Ctx, ExtOps, EXT_TUNABLES, PARTIAL_TUNABLE, SCX_DSQ_LOCAL};
 use crate::class::fair::tunables::EEVDF_TUNABLES;
 use crate::cpuset::CpuId;
 use crate::plugin::SchedulerDef;
@@ -107,11 +107,7 @@ impl ExtOps for ScxPds {
     }
 
     fn flags(&self) -> u64 {
-        if self.partial {
-            SCX_OPS_SWITCH_PARTIAL
-        } else {
-            0
-        }
+        switch_flags(self.partial)
     }
 
     fn select_cpu(
@@ -172,21 +168,11 @@ impl ExtOps for ScxPds {
     }
 }
 
-/// scx_pds's own tunables.
-const OWN_TUNABLES: &[Tunable] = &[Tunable {
-    name: "partial",
-    default: 0,
-    min: 0,
-    max: 1,
-    unit: "bool",
-    doc: "SCX_OPS_SWITCH_PARTIAL (-p): only SCHED_EXT tasks go to the policy; 0 switches SCHED_OTHER, SCHED_BATCH and SCHED_IDLE too",
-}];
-
-const N: usize = EEVDF_TUNABLES.len() + EXT_TUNABLES.len() + OWN_TUNABLES.len();
+const N: usize = EEVDF_TUNABLES.len() + EXT_TUNABLES.len() + PARTIAL_TUNABLE.len();
 
 /// Every tunable: the 6.12 fair class's, the ext class's and scx_pds's.
 static TUNABLES: [Tunable; N] =
-    crate::tunable::concat(&[EEVDF_TUNABLES, EXT_TUNABLES, OWN_TUNABLES]);
+    crate::tunable::concat(&[EEVDF_TUNABLES, EXT_TUNABLES, PARTIAL_TUNABLE]);
 
 /// The registry entry.
 pub const DEF: SchedulerDef = SchedulerDef {

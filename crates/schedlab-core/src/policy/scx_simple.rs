@@ -29,7 +29,7 @@
 //! `fifo`) and `-p` (tunable `partial`: only SCHED_EXT tasks).
 
 use crate::class::ext::{
-    Ctx, ExtOps, EXT_TUNABLES, SCX_DSQ_LOCAL, SCX_OPS_SWITCH_PARTIAL, SCX_SLICE_DFL,
+    switch_flags, Ctx, ExtOps, EXT_TUNABLES, PARTIAL_TUNABLE, SCX_DSQ_LOCAL, SCX_SLICE_DFL,
 };
 use crate::class::fair::tunables::EEVDF_TUNABLES;
 use crate::cpuset::CpuId;
@@ -78,11 +78,7 @@ impl ExtOps for ScxSimple {
     }
 
     fn flags(&self) -> u64 {
-        if self.partial {
-            SCX_OPS_SWITCH_PARTIAL
-        } else {
-            0
-        }
+        switch_flags(self.partial)
     }
 
     fn select_cpu(
@@ -153,31 +149,22 @@ impl ExtOps for ScxSimple {
 }
 
 /// scx_simple's own tunables.
-const OWN_TUNABLES: &[Tunable] = &[
-    Tunable {
-        name: "fifo",
-        default: 0,
-        min: 0,
-        max: 1,
-        unit: "bool",
-        doc: "scx_simple -f: FIFO order on the shared DSQ instead of weighted vtime",
-    },
-    Tunable {
-        name: "partial",
-        default: 0,
-        min: 0,
-        max: 1,
-        unit: "bool",
-        doc: "scx_simple -p (SCX_OPS_SWITCH_PARTIAL): only SCHED_EXT tasks go to the policy; 0 switches SCHED_OTHER, SCHED_BATCH and SCHED_IDLE too",
-    },
-];
+const OWN_TUNABLES: &[Tunable] = &[Tunable {
+    name: "fifo",
+    default: 0,
+    min: 0,
+    max: 1,
+    unit: "bool",
+    doc: "scx_simple -f: FIFO order on the shared DSQ instead of weighted vtime",
+}];
 
-const N: usize = EEVDF_TUNABLES.len() + EXT_TUNABLES.len() + OWN_TUNABLES.len();
+const N: usize =
+    EEVDF_TUNABLES.len() + EXT_TUNABLES.len() + OWN_TUNABLES.len() + PARTIAL_TUNABLE.len();
 
 /// Every tunable of the scheduler: the 6.12 fair class's, the ext class's
 /// and scx_simple's.
 static TUNABLES: [Tunable; N] =
-    crate::tunable::concat(&[EEVDF_TUNABLES, EXT_TUNABLES, OWN_TUNABLES]);
+    crate::tunable::concat(&[EEVDF_TUNABLES, EXT_TUNABLES, OWN_TUNABLES, PARTIAL_TUNABLE]);
 
 /// The registry entry.
 pub const DEF: SchedulerDef = SchedulerDef {

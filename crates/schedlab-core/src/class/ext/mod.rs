@@ -71,7 +71,7 @@ pub mod watchdog;
 
 pub use ctx::{Ctx, TaskView};
 pub use ops::*;
-pub use params::{ExtParams, EXT_TUNABLES};
+pub use params::{switch_flags, ExtParams, EXT_TUNABLES, PARTIAL_TUNABLE};
 pub use state::{Hook, OnError};
 
 use super::{DequeueFlags, EnqueueFlags, SchedClass, WakeFlags, Waker};

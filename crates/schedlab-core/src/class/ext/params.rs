@@ -23,6 +23,26 @@ pub const EXT_TUNABLES: &[Tunable] = &[
     },
 ];
 
+/// The `partial` tunable of a scheduler that, like the kernel's examples,
+/// can switch all fair-policy tasks or only SCHED_EXT ones (`-p`).
+pub const PARTIAL_TUNABLE: &[Tunable] = &[Tunable {
+    name: "partial",
+    default: 0,
+    min: 0,
+    max: 1,
+    unit: "bool",
+    doc: "-p (SCX_OPS_SWITCH_PARTIAL): only SCHED_EXT tasks go to the policy; 0 switches SCHED_OTHER, SCHED_BATCH and SCHED_IDLE too",
+}];
+
+/// `ops.flags` for a scheduler's `partial` setting.
+pub fn switch_flags(partial: bool) -> u64 {
+    if partial {
+        super::SCX_OPS_SWITCH_PARTIAL
+    } else {
+        0
+    }
+}
+
 /// Class-level settings (the ext tunables).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ExtParams {
