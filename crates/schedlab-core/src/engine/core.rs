@@ -530,8 +530,12 @@ impl Simulator {
                 self.m.rqs[prev_cpu].nr_running += 1;
                 self.m.sync_idle(prev_cpu);
                 self.m.trace(prev_cpu, TraceEvent::Wakeup { task: t });
-                if !self.m.online.contains(prev_cpu) {
-                    // Its CPU went offline while it was delay-dequeued there.
+                if !self.m.online.contains(prev_cpu) || !self.m.tasks[t].affinity.contains(prev_cpu)
+                {
+                    // Its CPU went offline while it was delay-dequeued there,
+                    // or hotplug gave back a pinning that excludes it (the
+                    // kernel's set_cpus_allowed moves a queued task, delayed
+                    // ones included; enforce_affinity moves only Queued ones).
                     let dst = self.fallback_cpu(t);
                     self.move_queued_task(t, dst);
                     return;
