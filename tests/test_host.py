@@ -413,6 +413,11 @@ def test_task_group_paths_stay_inside_the_run(tmp_path):
 
 @needs_root
 def test_calibrate_writes_a_profile_that_run_and_compare_use(tmp_path):
+    # A guard still undoing an earlier test's killed run holds its cgroup's RT runtime (the tests
+    # share one host lock, so the runs here do not wait for it); wait until it has finished.
+    deadline = time.monotonic() + 30
+    while (_state()["guards"] or _state()["cgroups"]) and time.monotonic() < deadline:
+        time.sleep(0.2)
     before = _state()
     prof = tmp_path / "machine.json"
     r = run("calibrate", "--out", str(prof), "--seconds", "1")
