@@ -425,16 +425,17 @@ def test_calibrate_writes_a_profile_that_run_and_compare_use(tmp_path):
     p = json.loads(prof.read_text())
     tun, meas = p["tunables"], p["measurements"]
     assert p["schedlab_machine_profile"] == 1 and p["hz"] == p["measured_on"]["hz"]
-    # Each figure is measured, not defaulted: the sleepers woke late by something, a busy CPU's
-    # wakeup costs at least a switch, and slack shows for SCHED_OTHER only. The slack measured is
-    # the effective one, a difference of two medians on a VM: 7.7 µs and 112 µs were both seen
-    # here against a setting of 50 µs (other timers end the window early; a vCPU descheduled by
-    # the host stretches it), so only its sign and a sane range are checked.
+    # Each figure is measured, not defaulted: the sleepers woke late by something and a busy CPU's
+    # wakeup costs at least a switch. The SCHED_OTHER sleeper's extra lateness (the effective timer
+    # slack) is a difference of two medians of ~100 µs idle wakeups on this VM: 7.7 µs, 112 µs and
+    # below zero (111 against 120 µs) were all measured here against a 50 µs setting, so it is
+    # checked for range only (the tunable is clamped at 0) and the setting is recorded beside it.
     assert all(v >= 0 for v in tun.values()) and tun["context_switch_ns"] > 0
     assert 0 < meas["busy_rt_lateness_p50_ns"] < 5_000_000
-    assert meas["idle_other_lateness_p50_ns"] > meas["idle_rt_lateness_p50_ns"]
+    assert 0 < meas["idle_rt_lateness_p50_ns"] < 5_000_000
+    assert 0 < meas["idle_other_lateness_p50_ns"] < 5_000_000
     assert meas["timer_slack_setting_ns"] == int(open("/proc/self/timerslack_ns").read())
-    assert 0 < tun["timer_slack_ns"] < 5_000_000
+    assert 0 <= tun["timer_slack_ns"] < 5_000_000
     assert "ipi_ns" in tun and "smt_factor" in p["not_measured"]
     wl = tmp_path / "w.json"
     wl.write_text(json.dumps({"global": {"duration": 1}, "tasks": {"hog": {"cpus": [0], "run": 100000}}}))
