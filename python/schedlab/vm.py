@@ -44,6 +44,7 @@ from .api import SimResult, check, import_trace
 from .host import _results, worker_path
 from .host.capture import BUFFER_KB, EVENTS
 from .host.plan import HostError, duration_ns, make
+from .host.probe import cpu_times
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -248,22 +249,9 @@ def _guest_error(out: str, name: str) -> Optional[str]:
 
 
 def _cpu_ms(text0: str, text1: str) -> Dict[int, Dict[str, float]]:
-    """Per-CPU busy/idle/steal ms between two /proc/stat texts (USER_HZ 100)."""
-    def parse(text: str) -> Dict[int, List[int]]:
-        out = {}
-        for line in text.splitlines():
-            f = line.split()
-            if f and f[0].startswith("cpu") and f[0] != "cpu":
-                out[int(f[0][3:])] = [int(x) for x in f[1:9]]
-        return out
-    a, b = parse(text0), parse(text1)
-    res = {}
-    for c in b:
-        if c in a:
-            d = [y - x for x, y in zip(a[c], b[c])]
-            res[c] = {"busy": (d[0] + d[1] + d[2] + d[5] + d[6]) * 10.0, "idle": (d[3] + d[4]) * 10.0,
-                      "steal": d[7] * 10.0}
-    return res
+    """Per-CPU busy/idle/steal ms between two guest /proc/stat texts (host/probe.cpu_times)."""
+    a, b = cpu_times(text0), cpu_times(text1)
+    return {c: {k: b[c][k] - a[c][k] for k in b[c]} for c in b if c in a}
 
 
 def run(workload: str, scheduler: str, duration_s: Optional[float] = None, cpus: int = 2,

@@ -75,17 +75,7 @@ impl CpuSet {
 
     /// CPUs in increasing order.
     pub fn iter(&self) -> impl Iterator<Item = CpuId> + '_ {
-        self.bits.iter().enumerate().flat_map(|(i, w)| {
-            let mut w = *w;
-            std::iter::from_fn(move || {
-                if w == 0 {
-                    return None;
-                }
-                let b = w.trailing_zeros() as usize;
-                w &= w - 1;
-                Some(i * 64 + b)
-            })
-        })
+        self.into_iter_owned()
     }
 
     /// CPUs in the set starting after `start` and wrapping around

@@ -171,13 +171,14 @@ def _locked(path: str) -> str:
         return f"absent ({e.strerror})"
 
 
-def cpu_times() -> Dict[int, Dict[str, float]]:
-    """Per-CPU busy, idle and steal time (ms) from /proc/stat. Steal is time the hypervisor ran
+def cpu_times(stat: Optional[str] = None) -> Dict[int, Dict[str, float]]:
+    """Per-CPU busy, idle and steal time (ms) from /proc/stat (this machine's, or the text of
+    another's, e.g. a guest's, with the same USER_HZ). Steal is time the hypervisor ran
     something else while this vCPU had work: with PARAVIRT_TIME_ACCOUNTING the scheduler leaves
     it out of a task's run time (/proc schedstat) but a trace's switch-to-switch span includes it."""
     tick_ms = 1000 / os.sysconf("SC_CLK_TCK")
     out = {}
-    for line in (read("/proc/stat") or "").splitlines():
+    for line in ((read("/proc/stat") if stat is None else stat) or "").splitlines():
         f = line.split()
         if f and f[0].startswith("cpu") and f[0] != "cpu":
             v = [int(x) for x in f[1:9]]
