@@ -67,3 +67,15 @@ pub fn simulate_with(
         }
     }
 }
+
+/// A workload of CPU hogs (`run` 1 s, looping) with the given nice values, for `secs` s.
+pub fn hogs_wl(secs: u64, tasks: &[(&str, i32)]) -> String {
+    let t: Vec<String> = tasks
+        .iter()
+        .map(|(n, nice)| format!(r#""{n}": {{"run": 1000000, "priority": {nice}}}"#))
+        .collect();
+    format!(
+        r#"{{"global": {{"duration": {secs}}}, "tasks": {{{}}}}}"#,
+        t.join(", ")
+    )
+}

@@ -62,17 +62,6 @@ fn sim_err(text: &str, c: SimConfig) -> String {
     }
 }
 
-fn hogs_wl(secs: u64, tasks: &[(&str, i32)]) -> String {
-    let t: Vec<String> = tasks
-        .iter()
-        .map(|(n, nice)| format!(r#""{n}": {{"run": 1000000, "priority": {nice}}}"#))
-        .collect();
-    format!(
-        r#"{{"global": {{"duration": {secs}}}, "tasks": {{{}}}}}"#,
-        t.join(", ")
-    )
-}
-
 // --- a policy that implements nothing ----------------------------------------
 
 #[derive(Default)]
@@ -90,7 +79,7 @@ impl ExtOps for Nothing {
 fn defaults_schedule_through_the_global_dsq() {
     let s = "ext_defaults";
     let r = run(
-        &hogs_wl(6, &[("a", 0), ("b", 0), ("c", 10)]),
+        &common::hogs_wl(6, &[("a", 0), ("b", 0), ("c", 10)]),
         cfg(s, 1, &[]),
     );
     for n in ["a", "b", "c"] {
@@ -108,7 +97,7 @@ fn defaults_schedule_through_the_global_dsq() {
 #[test]
 fn default_select_cpu_uses_idle_cpus() {
     let s = "ext_defaults";
-    let r = run(&hogs_wl(2, &[("a", 0), ("b", 0)]), cfg(s, 2, &[]));
+    let r = run(&common::hogs_wl(2, &[("a", 0), ("b", 0)]), cfg(s, 2, &[]));
     assert!(task(&r, "a").cpu_share > 0.99);
     assert!(task(&r, "b").cpu_share > 0.99);
     assert_eq!(task(&r, "a").migrations + task(&r, "b").migrations, 0);
@@ -135,7 +124,7 @@ fn defaults_handle_wakeups() {
 #[test]
 fn scx_simple_vtime_shares_follow_weights() {
     let r = run(
-        &hogs_wl(20, &[("a0", 0), ("b0", 0), ("a5", 5), ("b5", 5)]),
+        &common::hogs_wl(20, &[("a0", 0), ("b0", 0), ("a5", 5), ("b5", 5)]),
         cfg("scx_simple", 1, &[]),
     );
     let total = 2.0 * (1024.0 + 335.0);
@@ -154,7 +143,7 @@ fn scx_simple_vtime_shares_follow_weights() {
 #[test]
 fn scx_simple_alternates_two_hogs_as_the_kernel_does() {
     let r = run(
-        &hogs_wl(10, &[("n0", 0), ("n5", 5)]),
+        &common::hogs_wl(10, &[("n0", 0), ("n5", 5)]),
         cfg("scx_simple", 1, &[]),
     );
     let (a, b) = (task(&r, "n0").cpu_share, task(&r, "n5").cpu_share);
@@ -165,7 +154,7 @@ fn scx_simple_alternates_two_hogs_as_the_kernel_does() {
 #[test]
 fn scx_simple_fifo_ignores_weights() {
     let r = run(
-        &hogs_wl(10, &[("n0", 0), ("n5", 5)]),
+        &common::hogs_wl(10, &[("n0", 0), ("n5", 5)]),
         cfg("scx_simple", 1, &[("fifo", 1)]),
     );
     let (a, b) = (task(&r, "n0").cpu_share, task(&r, "n5").cpu_share);
@@ -592,7 +581,7 @@ impl ExtOps for Bitmap {
 fn priority_bitmap_dsq_runs_the_best_level() {
     let s = "bitmap";
     let r = run(
-        &hogs_wl(2, &[("lo", 5), ("hi", -5), ("mid", 0)]),
+        &common::hogs_wl(2, &[("lo", 5), ("hi", -5), ("mid", 0)]),
         cfg(s, 1, &[]),
     );
     assert!(
@@ -610,7 +599,7 @@ fn priority_bitmap_dsq_runs_the_best_level() {
 fn hotplug_without_cpu_ops_exits_the_policy() {
     let mut c = cfg("scx_simple", 2, &[]);
     c.hotplug = schedlab_core::engine::hotplug::parse("0.5=-1").expect("plan");
-    let r = run(&hogs_wl(1, &[("a", 0), ("b", 0), ("c", 0)]), c);
+    let r = run(&common::hogs_wl(1, &[("a", 0), ("b", 0), ("c", 0)]), c);
     let w = &r.metrics.warnings;
     assert!(
         w.iter()

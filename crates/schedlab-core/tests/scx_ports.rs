@@ -22,17 +22,6 @@ fn run(text: &str, c: SimConfig) -> RunResult {
     common::simulate_with(text, c, |_| None).expect("simulation runs")
 }
 
-fn hogs(secs: u64, tasks: &[(&str, i32)]) -> String {
-    let t: Vec<String> = tasks
-        .iter()
-        .map(|(n, nice)| format!(r#""{n}": {{"run": 1000000, "priority": {nice}}}"#))
-        .collect();
-    format!(
-        r#"{{"global": {{"duration": {secs}}}, "tasks": {{{}}}}}"#,
-        t.join(", ")
-    )
-}
-
 /// CPU seconds of task `n`.
 fn secs(r: &RunResult, n: &str) -> f64 {
     task(r, n).cpu_time_us / 1e6
@@ -46,7 +35,7 @@ fn secs(r: &RunResult, n: &str) -> f64 {
 #[test]
 fn bmq_levels_are_strict_priority() {
     let r = run(
-        &hogs(10, &[("m5", -5), ("n0", 0), ("p5", 5)]),
+        &common::hogs_wl(10, &[("m5", -5), ("n0", 0), ("p5", 5)]),
         cfg("scx_bmq", 2, 1000),
     );
     assert!(secs(&r, "m5") > 9.9, "{}", secs(&r, "m5"));
@@ -58,7 +47,10 @@ fn bmq_levels_are_strict_priority() {
 /// FIFO within it alternates them slice by slice on one CPU.
 #[test]
 fn bmq_same_level_alternates() {
-    let r = run(&hogs(10, &[("a", 0), ("b", 1)]), cfg("scx_bmq", 1, 1000));
+    let r = run(
+        &common::hogs_wl(10, &[("a", 0), ("b", 1)]),
+        cfg("scx_bmq", 1, 1000),
+    );
     let (a, b) = (secs(&r, "a"), secs(&r, "b"));
     assert!((a - b).abs() < 0.05, "{a} {b}");
 }
@@ -90,7 +82,10 @@ fn bmq_boosts_a_sleeper_above_a_hog() {
 /// Equal nice: equal deadline offsets, so two hogs on one CPU alternate.
 #[test]
 fn pds_equal_nice_alternates() {
-    let r = run(&hogs(10, &[("a", 0), ("b", 0)]), cfg("scx_pds", 1, 1000));
+    let r = run(
+        &common::hogs_wl(10, &[("a", 0), ("b", 0)]),
+        cfg("scx_pds", 1, 1000),
+    );
     let (a, b) = (secs(&r, "a"), secs(&r, "b"));
     assert!((a - b).abs() < 0.05, "{a} {b}");
 }
@@ -103,7 +98,10 @@ fn pds_equal_nice_alternates() {
 /// per 5 × 4.19 ms + 5 ms: a share of 5 / 25.97 = 19 %.
 #[test]
 fn pds_orders_by_deadline() {
-    let r = run(&hogs(20, &[("n0", 0), ("n5", 5)]), cfg("scx_pds", 1, 1000));
+    let r = run(
+        &common::hogs_wl(20, &[("n0", 0), ("n5", 5)]),
+        cfg("scx_pds", 1, 1000),
+    );
     let share = secs(&r, "n5") / 20.0;
     assert!((share - 5.0 / 25.97).abs() < 0.02, "{share}");
 }
