@@ -27,6 +27,7 @@ def test_perfetto_roundtrip(tmp_path):
     hog_tgids = {t.tgid for t in threads.values() if t.name.startswith("hog")}
     assert len(hog_tgids) == 1  # instances of one task object are threads of one process
     counts = {"sched_switch": 0, "sched_waking": 0, "sched_wakeup_new": 0, "sched_migrate_task": 0}
+    compact = 0
     cpus = set()
     for p in trace.packet:
         if not p.HasField("ftrace_events"):
@@ -43,12 +44,42 @@ def test_perfetto_roundtrip(tmp_path):
                 s = e.sched_switch
                 assert s.prev_pid == 0 or s.prev_pid in threads
                 assert s.next_pid == 0 or s.next_pid in threads
+        # Switches and wakings alone at their time on their CPU are in the compact columns:
+        # delta-encoded timestamps, pids and comms (interned per bundle).
+        c = b.compact_sched
+        n = len(c.switch_timestamp)
+        assert n == len(c.switch_prev_state) == len(c.switch_next_pid) == len(c.switch_next_comm_index)
+        assert all(d > 0 for d in list(c.switch_timestamp)[1:])
+        for pid, ix in zip(c.switch_next_pid, c.switch_next_comm_index):
+            name = c.intern_table[ix]
+            assert (pid == 0 and name.startswith("swapper/")) or threads[pid].name == name
+        assert len(c.waking_timestamp) == len(c.waking_pid) == len(c.waking_target_cpu)
+        assert all(pid in threads for pid in c.waking_pid)
+        counts["sched_switch"] += n
+        counts["sched_waking"] += len(c.waking_timestamp)
+        compact += n + len(c.waking_timestamp)
     assert cpus == {0, 1}
     assert counts["sched_wakeup_new"] == 4
     assert counts["sched_waking"] > 100
+    assert compact > counts["sched_switch"] // 2
     text = r.ftrace_text()
     assert counts["sched_switch"] == len(re.findall(r"sched_switch:", text))
     assert counts["sched_switch"] == r.metrics.context_switches
+    # Read back (schedlab/pftrace.py rebuilds what the compact columns leave out: a switch's prev_*
+    # from the CPU's previous switch, a waking's waker from the CPU's current task), every switch and
+    # waking says what the ftrace text export says, in the same order on each CPU.
+    from schedlab.pftrace import to_ftrace_text
+
+    def events(txt):
+        out = {}
+        for line in txt.splitlines():
+            m = re.match(r"^\s*(\S+)-(\d+)\s+\[(\d{3})\] \S{5}\s+\d+\.\d+: "
+                         r"((sched_switch|sched_waking): .*)$", line)
+            if m:
+                out.setdefault(int(m.group(3)), []).append((m.group(2), m.group(4)))
+        return out
+
+    assert events(to_ftrace_text(path.read_bytes())) == events(text)
 
 
 def test_ftrace_text_shape(tmp_path):
@@ -85,13 +116,24 @@ def test_perfetto_states_system_info_and_clock_snapshot(tmp_path):
     assert (major, minor) >= (4, 14)
     snaps = [p.clock_snapshot for p in trace.packet if p.HasField("clock_snapshot")]
     assert len(snaps) == 1 and {c.clock_id for c in snaps[0].clocks} == {3, 6}
+    # prev_state by whether prev is the idle task; in the compact columns prev is the CPU's
+    # previous next_pid (each CPU starts idle).
     states = {}
+    prev_of = {}
     for p in trace.packet:
         if p.HasField("ftrace_events"):
-            for e in p.ftrace_events.event:
-                if e.WhichOneof("event") == "sched_switch":
-                    s = e.sched_switch
-                    states.setdefault(s.prev_pid == 0, set()).add(s.prev_state)
+            b = p.ftrace_events
+            evs = [(e.timestamp, 0, e.sched_switch.prev_pid, e.sched_switch.prev_state, e.sched_switch.next_pid)
+                   for e in b.event if e.WhichOneof("event") == "sched_switch"]
+            ts = 0
+            c = b.compact_sched
+            for delta, state, nxt in zip(c.switch_timestamp, c.switch_prev_state, c.switch_next_pid):
+                ts += delta
+                evs.append((ts, 1, None, state, nxt))
+            for _, _, prev, state, nxt in sorted(evs):
+                prev = prev_of.get(b.cpu, 0) if prev is None else prev
+                states.setdefault(prev == 0, set()).add(state)
+                prev_of[b.cpu] = nxt
     assert states[True] == {0}
     assert 0x100 in states[False] and 0 not in states[False]
     text = r.ftrace_text()
@@ -118,14 +160,29 @@ def test_perfetto_counter_tracks(tmp_path):
         if p.HasField("track_event"):
             te = p.track_event
             assert te.type == pb.TrackEvent.TYPE_COUNTER and te.track_uuid in counters
-            values.setdefault(counters[te.track_uuid], []).append((p.timestamp, te.counter_value))
+            # One event per task and switch: the first value on its track, the others as extra
+            # counter values, each on a counter track of the same thread.
+            assert len(te.extra_counter_track_uuids) == len(te.extra_counter_values)
+            extra = zip(te.extra_counter_track_uuids, te.extra_counter_values)
+            pairs = [(te.track_uuid, te.counter_value), *extra]
+            assert len({counters[u][0] for u, _ in pairs}) == 1
+            for u, v in pairs:
+                values.setdefault(counters[u], []).append((p.timestamp, v))
+    # A value equal to the task's last one for that name is not sampled again (the track holds it).
+    for samples in values.values():
+        assert all(a[1] != b[1] for a, b in zip(samples, samples[1:]))
     hog = next(t.thread.tid for t in tracks.values()
                if t.HasField("thread") and t.thread.thread_name == "hog-0")
     vr = dict(values[(hog, "vruntime")])
     dl = dict(values[(hog, "deadline")])
     assert len(set(vr.values())) > 10
-    # EEVDF: the virtual deadline is the vruntime plus the slice's virtual time.
-    assert all(dl[ts] > vr[ts] for ts in vr if ts in dl)
+    # EEVDF: the virtual deadline is the vruntime plus the slice's virtual time (each track holds
+    # its last value).
+    held = {}
+    for ts in sorted(set(vr) | set(dl)):
+        held.update({k: src[ts] for k, src in (("vr", vr), ("dl", dl)) if ts in src})
+        if len(held) == 2:
+            assert held["dl"] > held["vr"]
     # Three hogs share two CPUs: each one's utilisation climbs towards 2/3 of 1024 (sampled at switches).
     util = [v for _, v in values[(hog, "util")]]
     assert 0 <= min(util) and 500 < max(util) <= 1024

@@ -162,7 +162,9 @@ class SimResult:
         a symlink writes its target, no partial file is left (schedlab/output.py)."""
         from .output import write_output
 
-        write_output(path, self._native.perfetto_bytes())
+        if not self._native.has_trace():
+            raise _native.ConfigError("the run recorded no trace")
+        write_output(path, self._native.write_perfetto_to)
 
     def write_ftrace(self, path: Union[str, os.PathLike[str]]) -> None:
         """Write the trace as ftrace text (needs ``trace=True``); as :meth:`write_perfetto`."""

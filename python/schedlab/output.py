@@ -14,7 +14,11 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from typing import Union
+from typing import BinaryIO, Callable, Union
+
+# What to write: text, bytes, or a function that writes the bytes into a binary file (a large
+# trace is produced in pieces rather than held whole in memory).
+Data = Union[str, bytes, Callable[[BinaryIO], None]]
 
 
 def _umask() -> int:
@@ -23,13 +27,20 @@ def _umask() -> int:
     return mask
 
 
-def write_output(path: Union[str, os.PathLike[str]], data: Union[str, bytes]) -> None:
-    """Write ``data`` to ``path`` (see the module's rules)."""
+def _writer(data: Data) -> Callable[[BinaryIO], None]:
+    if callable(data):
+        return data
     raw = data.encode("utf-8") if isinstance(data, str) else data
+    return lambda f: f.write(raw)
+
+
+def write_output(path: Union[str, os.PathLike[str]], data: Data) -> None:
+    """Write ``data`` to ``path`` (see the module's rules)."""
+    produce = _writer(data)
     path = os.fspath(path)
     if path == "-":
         sys.stdout.flush()
-        sys.stdout.buffer.write(raw)
+        produce(sys.stdout.buffer)
         sys.stdout.buffer.flush()
         return
     try:
@@ -40,7 +51,7 @@ def write_output(path: Union[str, os.PathLike[str]], data: Union[str, bytes]) ->
         if stat.S_ISDIR(st.st_mode):
             raise IsADirectoryError(f"{path}: is a directory, expected a file name")
         with open(path, "wb") as f:  # a device, FIFO or socket: written in place
-            f.write(raw)
+            produce(f)
         return
     target = os.path.realpath(path)  # a (possibly dangling) symlink's final target
     import tempfile  # only here: it costs start-up time of every command
@@ -49,7 +60,7 @@ def write_output(path: Union[str, os.PathLike[str]], data: Union[str, bytes]) ->
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".partial", dir=directory)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(raw)
+            produce(f)
             f.flush()
             os.fsync(f.fileno())
         mode = stat.S_IMODE(os.stat(target).st_mode) if os.path.exists(target) else 0o666 & ~_umask()

@@ -362,6 +362,7 @@ pub fn jain(xs: &[f64]) -> f64 {
 /// Build the result from the final machine state.
 pub fn collect(
     m: &Machine,
+    recorded: Option<crate::trace::Trace>,
     wl: &Workload,
     cfg: &SimConfig,
     tun: &TunableSet,
@@ -515,8 +516,13 @@ pub fn collect(
         tasks,
         cpu,
     };
-    let trace = m.trace.as_ref().map(|tr| TraceData {
-        records: tr.records.clone(),
+    let trace = recorded.map(|mut tr| TraceData {
+        records: {
+            tr.counters.seal();
+            tr.records.shrink_to_fit();
+            tr.records
+        },
+        counters: tr.counters,
         tasks: m
             .tasks
             .iter()

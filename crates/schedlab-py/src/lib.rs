@@ -126,6 +126,29 @@ fn write_atomic(path: &str, bytes: &[u8]) -> PyResult<()> {
     Ok(())
 }
 
+/// `std::io::Write` over a Python binary file object (a Python exception
+/// raised by its `write` is kept and re-raised as it is).
+struct PyFileSink<'a, 'py> {
+    file: &'a Bound<'py, PyAny>,
+    err: Option<PyErr>,
+}
+
+impl std::io::Write for PyFileSink<'_, '_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let bytes = pyo3::types::PyBytes::new(self.file.py(), buf);
+        match self.file.call_method1("write", (bytes,)) {
+            Ok(_) => Ok(buf.len()),
+            Err(e) => {
+                self.err = Some(e);
+                Err(std::io::Error::other("write failed"))
+            }
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 #[pymethods]
 impl PyRunResult {
     /// Metrics as a JSON string.
@@ -172,6 +195,22 @@ impl PyRunResult {
             .as_ref()
             .ok_or_else(|| ConfigError::new_err("the run recorded no trace"))?;
         Ok(pyo3::types::PyBytes::new(py, &perfetto::encode(t)))
+    }
+
+    /// Write the trace as Perfetto protobuf to a binary file object, in
+    /// pieces of a few MB through its `write` (no copy of the whole trace).
+    fn write_perfetto_to(&self, file: &Bound<'_, PyAny>) -> PyResult<()> {
+        let t = self
+            .0
+            .trace
+            .as_ref()
+            .ok_or_else(|| ConfigError::new_err("the run recorded no trace"))?;
+        let mut sink = PyFileSink { file, err: None };
+        let res = perfetto::write(t, &mut sink);
+        if let Some(e) = sink.err {
+            return Err(e);
+        }
+        res.map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))
     }
 
     /// Write the trace as ftrace text (atomically).

@@ -124,20 +124,15 @@ impl Simulator {
 
     /// While tracing, `t`'s class values (`SchedClass::task_debug`:
     /// vruntime, deadline, lag, ...) as counters, sampled at its switches.
-    fn trace_task_counters(&mut self, cpu: CpuId, t: Option<TaskId>) {
+    fn trace_task_counters(&mut self, t: Option<TaskId>) {
         let Some(t) = t.filter(|_| self.m.trace.is_some()) else {
             return;
         };
         let c = self.class_of(t);
-        for (name, value) in self.classes.get_ref(c).task_debug(t) {
-            self.m.trace(
-                cpu,
-                TraceEvent::Counter {
-                    task: Some(t),
-                    name,
-                    value,
-                },
-            );
+        let values = self.classes.get_ref(c).task_debug(t);
+        let now = self.m.now;
+        if let Some(tr) = self.m.trace.as_mut() {
+            tr.counters.sample(now, t, &values);
         }
     }
 
@@ -366,8 +361,8 @@ impl Simulator {
                 next,
             },
         );
-        self.trace_task_counters(cpu, prev);
-        self.trace_task_counters(cpu, next);
+        self.trace_task_counters(prev);
+        self.trace_task_counters(next);
         self.m.rqs[cpu].nr_switches += 1;
         if prev.is_some() && next.is_some() {
             self.m.rqs[cpu].nr_task_switches += 1;

@@ -226,14 +226,8 @@ impl super::Simulator {
     /// power:cpu_frequency).
     pub(crate) fn trace_freq(&mut self, cpu: usize) {
         let khz = self.m.rqs[cpu].freq_khz;
-        self.m.trace(
-            cpu,
-            crate::trace::TraceEvent::Counter {
-                task: None,
-                name: "cpu_frequency_khz",
-                value: khz as i64,
-            },
-        );
+        self.m
+            .trace(cpu, crate::trace::TraceEvent::CpuFrequency { khz });
     }
 }
 

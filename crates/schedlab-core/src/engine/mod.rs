@@ -630,6 +630,7 @@ impl Simulator {
                 .any(|x| x.exited.is_none() && !self.wl.tasks[x.def].daemon);
         let mut blocked = self.blocked_warnings(idle_end);
         self.wl.warnings.append(&mut blocked);
-        metrics::collect(&self.m, &self.wl, &self.cfg, &self.tunables, end)
+        let trace = self.m.trace.take();
+        metrics::collect(&self.m, trace, &self.wl, &self.cfg, &self.tunables, end)
     }
 }

@@ -31,15 +31,6 @@ pub fn render(d: &TraceData) -> String {
     );
     let mut curr: Vec<Option<usize>> = vec![None; d.nr_cpus];
     for r in &d.records {
-        match r.ev {
-            // Task counters have no ftrace event; a CPU's frequency is the
-            // kernel's power:cpu_frequency.
-            TraceEvent::Counter { task: Some(_), .. } => continue,
-            TraceEvent::Counter {
-                task: None, name, ..
-            } if name != "cpu_frequency_khz" => continue,
-            _ => {}
-        }
         let (cc, cp, _) = d.ident(curr[r.cpu], r.cpu);
         let cc = if cp == 0 { "<idle>".to_string() } else { cc };
         let (sec, usec) = (r.ts / 1_000_000_000, (r.ts / 1_000) % 1_000_000);
@@ -85,8 +76,8 @@ pub fn render(d: &TraceData) -> String {
                     r.cpu
                 );
             }
-            TraceEvent::Counter { value, .. } => {
-                let _ = writeln!(s, "cpu_frequency: state={value} cpu_id={}", r.cpu);
+            TraceEvent::CpuFrequency { khz } => {
+                let _ = writeln!(s, "cpu_frequency: state={khz} cpu_id={}", r.cpu);
             }
             TraceEvent::WakeupNew { task } => {
                 let (c, p, pr) = d.ident(Some(task), r.cpu);

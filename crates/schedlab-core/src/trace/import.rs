@@ -531,6 +531,7 @@ impl Timeline {
             .collect();
         Ok(Imported {
             data: TraceData {
+                counters: Default::default(),
                 records,
                 tasks,
                 processes,

@@ -4,6 +4,7 @@
 //! `sched_waking`, `sched_wakeup`, `sched_wakeup_new`, `sched_migrate_task`,
 //! `sched_process_exit`.
 
+pub mod counters;
 pub mod ftrace;
 pub mod import;
 pub mod measure;
@@ -13,6 +14,7 @@ pub mod perfetto;
 use crate::clock::Ns;
 use crate::cpuset::CpuId;
 use crate::task::TaskId;
+pub use counters::{CounterSample, TaskCounters};
 
 /// `prev_state` of a switched-out task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,17 +70,11 @@ pub enum TraceEvent {
         /// Exiting task.
         task: TaskId,
     },
-    /// A value to plot over time (a Perfetto counter track): one of a
-    /// task's class values (`SchedClass::task_debug`: vruntime, deadline,
-    /// lag, ...) sampled at its switches, or, with no task, the CPU's
-    /// (`cpu_frequency_khz`, at every change).
-    Counter {
-        /// The task, or None for a CPU counter.
-        task: Option<TaskId>,
-        /// What is counted.
-        name: &'static str,
-        /// Its value.
-        value: i64,
+    /// `power:cpu_frequency`: the CPU's frequency changed (kHz). Task
+    /// counters (vruntime, lag, ...) are kept apart ([`TaskCounters`]).
+    CpuFrequency {
+        /// New frequency, kHz.
+        khz: u64,
     },
 }
 
@@ -98,6 +94,8 @@ pub struct Record {
 pub struct Trace {
     /// Records in the order they happened (non-decreasing time).
     pub records: Vec<Record>,
+    /// Task counters, sampled at switches.
+    pub counters: TaskCounters,
 }
 
 impl Trace {
@@ -125,6 +123,8 @@ pub struct TaskInfo {
 pub struct TraceData {
     /// Events.
     pub records: Vec<Record>,
+    /// Task counters (none in imported traces).
+    pub counters: TaskCounters,
     /// Tasks by id.
     pub tasks: Vec<TaskInfo>,
     /// Processes: (tgid, name).

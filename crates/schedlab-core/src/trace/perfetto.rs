@@ -45,6 +45,23 @@ impl Pb {
     fn msg(&mut self, field: u32, m: Pb) {
         self.bytes(field, &m.0);
     }
+    /// A nested message written in place: its length is patched in after
+    /// the body (the minimal varint, so the bytes are those of [`Self::msg`]),
+    /// with no buffer per message.
+    fn nested(&mut self, field: u32, body: impl FnOnce(&mut Pb)) {
+        self.key(field, 2);
+        let at = self.0.len();
+        self.0.push(0);
+        body(self);
+        let len = self.0.len() - at - 1;
+        if len < 0x80 {
+            self.0[at] = len as u8;
+            return;
+        }
+        let mut v = Pb(Vec::with_capacity(10));
+        v.varint(len as u64);
+        self.0.splice(at..at + 1, v.0);
+    }
 }
 
 /// `prev_state` as the kernel records it (`__trace_sched_switch_state`,
@@ -70,162 +87,207 @@ const UTS_RELEASE: &str = "6.12.0-schedlab";
 const CLOCK_MONOTONIC: u64 = 3;
 const CLOCK_BOOTTIME: u64 = 6;
 
-fn wake_msg(comm: &str, pid: u32, prio: i32, target_cpu: usize) -> Pb {
-    let mut m = Pb::default();
+fn wake_msg(m: &mut Pb, (comm, pid, prio): (&str, u32, i32), target_cpu: usize) {
     m.bytes(1, comm.as_bytes());
     m.int(2, pid as i64);
     m.int(3, prio as i64);
     m.int(4, 1);
     m.int(5, target_cpu as i64);
-    m
 }
 
-fn event_msg(d: &TraceData, ts: u64, cpu: usize, ev: &TraceEvent, curr_pid: u32) -> Pb {
-    let mut e = Pb::default();
-    e.uint(1, ts);
-    e.uint(2, curr_pid as u64);
-    match *ev {
-        TraceEvent::Switch {
-            prev,
-            prev_state,
-            next,
-        } => {
-            let (pc, pp, ppr) = d.ident(prev, cpu);
-            let (nc, np, npr) = d.ident(next, cpu);
-            let mut m = Pb::default();
-            m.bytes(1, pc.as_bytes());
-            m.int(2, pp as i64);
-            m.int(3, ppr as i64);
-            m.int(4, state_bits(prev_state, prev.is_none()));
-            m.bytes(5, nc.as_bytes());
-            m.int(6, np as i64);
-            m.int(7, npr as i64);
-            e.msg(4, m);
+/// One `FtraceEvent` (field 2 of its bundle `b`); `idle_comm` names the
+/// CPU's idle task.
+fn write_event(b: &mut Pb, d: &TraceData, r: &super::Record, curr_pid: u32, idle_comm: &str) {
+    let (ts, cpu) = (r.ts, r.cpu);
+    let ident = |t: Option<usize>| match t {
+        Some(t) => (d.tasks[t].comm.as_str(), d.tasks[t].pid, d.tasks[t].prio),
+        None => (idle_comm, 0, 120),
+    };
+    b.nested(2, |e| {
+        e.uint(1, ts);
+        e.uint(2, curr_pid as u64);
+        match r.ev {
+            TraceEvent::Switch {
+                prev,
+                prev_state,
+                next,
+            } => {
+                let (pc, pp, ppr) = ident(prev);
+                let (nc, np, npr) = ident(next);
+                e.nested(4, |m| {
+                    m.bytes(1, pc.as_bytes());
+                    m.int(2, pp as i64);
+                    m.int(3, ppr as i64);
+                    m.int(4, state_bits(prev_state, prev.is_none()));
+                    m.bytes(5, nc.as_bytes());
+                    m.int(6, np as i64);
+                    m.int(7, npr as i64);
+                });
+            }
+            TraceEvent::Waking { task, target_cpu } => {
+                e.nested(20, |m| wake_msg(m, ident(Some(task)), target_cpu));
+            }
+            TraceEvent::Wakeup { task } => {
+                e.nested(17, |m| wake_msg(m, ident(Some(task)), cpu));
+            }
+            TraceEvent::WakeupNew { task } => {
+                e.nested(114, |m| wake_msg(m, ident(Some(task)), cpu));
+            }
+            TraceEvent::Migrate {
+                task,
+                orig_cpu,
+                dest_cpu,
+            } => {
+                let (c, p, pr) = ident(Some(task));
+                e.nested(491, |m| {
+                    m.bytes(1, c.as_bytes());
+                    m.int(2, p as i64);
+                    m.int(3, pr as i64);
+                    m.int(4, orig_cpu as i64);
+                    m.int(5, dest_cpu as i64);
+                });
+            }
+            TraceEvent::Exit { task } => {
+                let (c, p, pr) = ident(Some(task));
+                e.nested(238, |m| {
+                    m.bytes(1, c.as_bytes());
+                    m.int(2, p as i64);
+                    m.int(3, d.tasks[task].tgid as i64);
+                    m.int(4, pr as i64);
+                });
+            }
+            // A CPU's frequency is the kernel's power:cpu_frequency (state in
+            // kHz), which Perfetto draws as the CPU's frequency track.
+            TraceEvent::CpuFrequency { khz } => {
+                e.nested(11, |m| {
+                    m.uint(1, khz);
+                    m.uint(2, cpu as u64);
+                });
+            }
         }
-        TraceEvent::Waking { task, target_cpu } => {
-            let (c, p, pr) = d.ident(Some(task), cpu);
-            e.msg(20, wake_msg(&c, p, pr, target_cpu));
+    });
+}
+
+/// The `Trace` message being written: top-level packets go to `sink` in
+/// pieces of about [`Out::FLUSH`] bytes (a `Trace` is a sequence of
+/// packets, so the file is the same as one encoded in memory).
+struct Out<'a> {
+    pb: Pb,
+    sink: &'a mut dyn std::io::Write,
+    err: std::io::Result<()>,
+}
+
+impl Out<'_> {
+    const FLUSH: usize = 4 << 20;
+
+    fn flush(&mut self) {
+        if self.err.is_ok() {
+            self.err = self.sink.write_all(&self.pb.0);
         }
-        TraceEvent::Wakeup { task } => {
-            let (c, p, pr) = d.ident(Some(task), cpu);
-            e.msg(17, wake_msg(&c, p, pr, cpu));
-        }
-        TraceEvent::WakeupNew { task } => {
-            let (c, p, pr) = d.ident(Some(task), cpu);
-            e.msg(114, wake_msg(&c, p, pr, cpu));
-        }
-        TraceEvent::Migrate {
-            task,
-            orig_cpu,
-            dest_cpu,
-        } => {
-            let (c, p, pr) = d.ident(Some(task), cpu);
-            let mut m = Pb::default();
-            m.bytes(1, c.as_bytes());
-            m.int(2, p as i64);
-            m.int(3, pr as i64);
-            m.int(4, orig_cpu as i64);
-            m.int(5, dest_cpu as i64);
-            e.msg(491, m);
-        }
-        TraceEvent::Exit { task } => {
-            let (c, p, pr) = d.ident(Some(task), cpu);
-            let mut m = Pb::default();
-            m.bytes(1, c.as_bytes());
-            m.int(2, p as i64);
-            m.int(3, d.tasks[task].tgid as i64);
-            m.int(4, pr as i64);
-            e.msg(238, m);
-        }
-        // A CPU's frequency is the kernel's power:cpu_frequency (state in
-        // kHz), which Perfetto draws as the CPU's frequency track; task
-        // counters are track events (`counter_packets`), never here.
-        TraceEvent::Counter { value, .. } => {
-            let mut m = Pb::default();
-            m.uint(1, value.max(0) as u64);
-            m.uint(2, cpu as u64);
-            e.msg(11, m);
-        }
+        self.pb.0.clear();
     }
-    e
 }
 
-fn packet(out: &mut Pb, body: impl FnOnce(&mut Pb)) {
-    let mut p = Pb::default();
-    body(&mut p);
-    p.uint(10, SEQ_ID);
-    out.msg(1, p);
+fn packet(out: &mut Out, body: impl FnOnce(&mut Pb)) {
+    out.pb.nested(1, |p| {
+        body(p);
+        p.uint(10, SEQ_ID);
+    });
+    if out.pb.0.len() >= Out::FLUSH {
+        out.flush();
+    }
 }
 
 /// Task counters (vruntime, deadline, lag, ... at each switch) as Perfetto
 /// counter tracks: one thread track per task, under it one counter track per
-/// value, then a `TrackEvent` of type COUNTER per sample. Track uuids are
-/// numbered in order of first appearance, so the bytes are deterministic.
-fn counter_packets(out: &mut Pb, d: &TraceData) {
+/// value. The values a task gave at one switch are one `TrackEvent` of type
+/// COUNTER: the first on its own track (`counter_value`), the others as
+/// `extra_counter_track_uuids` / `extra_counter_values` (which the trace
+/// processor reads on counter events too). Track uuids are numbered in
+/// order of first appearance, so the bytes are deterministic.
+fn counter_packets(out: &mut Out, d: &TraceData) {
     const TRACK_EVENT_COUNTER: u64 = 4;
-    let mut thread_uuid: Vec<Option<u64>> = vec![None; d.tasks.len()];
-    let mut tracks: std::collections::BTreeMap<(usize, &'static str), u64> = Default::default();
-    let mut next_uuid = 1u64;
-    for r in &d.records {
-        let TraceEvent::Counter {
-            task: Some(t),
-            name,
-            value,
-        } = r.ev
-        else {
-            continue;
-        };
-        let parent = match thread_uuid[t] {
-            Some(u) => u,
-            None => {
-                let u = next_uuid;
-                next_uuid += 1;
-                thread_uuid[t] = Some(u);
+    let c = &d.counters;
+    let names = c.names.len().max(1);
+    let mut thread_uuid: Vec<u64> = vec![0; d.tasks.len()];
+    let mut track_uuid: Vec<u64> = vec![0; d.tasks.len() * names];
+    let (mut next_thread, mut next_track) = (1u64, 1_000_000u64);
+    let mut i = 0;
+    while i < c.samples.len() {
+        let (ts, t) = (c.samples[i].ts, c.samples[i].task as usize);
+        let group = c.samples[i..]
+            .iter()
+            .take_while(|s| s.ts == ts && s.task as usize == t)
+            .count();
+        let group = &c.samples[i..i + group];
+        i += group.len();
+        if thread_uuid[t] == 0 {
+            let u = next_thread;
+            next_thread += 1;
+            thread_uuid[t] = u;
+            packet(out, |p| {
+                p.uint(8, ts);
+                let mut th = Pb::default();
+                th.int(1, d.tasks[t].tgid as i64);
+                th.int(2, d.tasks[t].pid as i64);
+                th.bytes(5, d.tasks[t].comm.as_bytes());
+                let mut td = Pb::default();
+                td.uint(1, u);
+                td.msg(4, th);
+                p.msg(60, td);
+            });
+        }
+        for s in group {
+            let slot = t * names + s.name as usize;
+            if track_uuid[slot] == 0 {
+                let u = next_track;
+                next_track += 1;
+                track_uuid[slot] = u;
                 packet(out, |p| {
-                    p.uint(8, r.ts);
-                    let mut th = Pb::default();
-                    th.int(1, d.tasks[t].tgid as i64);
-                    th.int(2, d.tasks[t].pid as i64);
-                    th.bytes(5, d.tasks[t].comm.as_bytes());
+                    p.uint(8, ts);
                     let mut td = Pb::default();
                     td.uint(1, u);
-                    td.msg(4, th);
-                    p.msg(60, td);
-                });
-                u
-            }
-        };
-        let uuid = match tracks.get(&(t, name)) {
-            Some(u) => *u,
-            None => {
-                let u = 1_000_000 + tracks.len() as u64;
-                tracks.insert((t, name), u);
-                packet(out, |p| {
-                    p.uint(8, r.ts);
-                    let mut td = Pb::default();
-                    td.uint(1, u);
-                    td.uint(5, parent);
-                    td.bytes(2, name.as_bytes());
+                    td.uint(5, thread_uuid[t]);
+                    td.bytes(2, c.names[s.name as usize].as_bytes());
                     td.msg(8, Pb::default());
                     p.msg(60, td);
                 });
-                u
             }
-        };
+        }
+        let uuid = |s: &super::CounterSample| track_uuid[t * names + s.name as usize];
         packet(out, |p| {
-            p.uint(8, r.ts);
-            let mut te = Pb::default();
-            te.uint(9, TRACK_EVENT_COUNTER);
-            te.uint(11, uuid);
-            te.int(30, value);
-            p.msg(11, te);
+            p.uint(8, ts);
+            p.nested(11, |te| {
+                te.uint(9, TRACK_EVENT_COUNTER);
+                te.uint(11, uuid(&group[0]));
+                te.int(30, group[0].value);
+                for s in &group[1..] {
+                    te.uint(31, uuid(s));
+                }
+                for s in &group[1..] {
+                    te.int(12, s.value);
+                }
+            });
         });
     }
 }
 
 /// Encode a whole trace as a Perfetto `Trace` message.
 pub fn encode(d: &TraceData) -> Vec<u8> {
-    let mut out = Pb::default();
+    let mut v = Vec::new();
+    // Writing to a Vec cannot fail.
+    let _ = write(d, &mut v);
+    v
+}
+
+/// Write a whole trace as a Perfetto `Trace` message to `sink`, in pieces
+/// (no copy of the whole file in memory).
+pub fn write(d: &TraceData, sink: &mut dyn std::io::Write) -> std::io::Result<()> {
+    let mut out = Out {
+        pb: Pb::default(),
+        sink,
+        err: Ok(()),
+    };
     // The simulated clock is both BOOTTIME (ftrace's clock here) and
     // MONOTONIC, from 0: a snapshot at 0 tells Perfetto so.
     packet(&mut out, |p| {
@@ -274,39 +336,153 @@ pub fn encode(d: &TraceData) -> Vec<u8> {
         p.msg(2, tree);
     });
     counter_packets(&mut out, d);
-    // Per CPU, in time order (records are already time-ordered).
-    let mut curr: Vec<u32> = vec![0; d.nr_cpus];
-    let mut per_cpu: Vec<Vec<Pb>> = (0..d.nr_cpus).map(|_| vec![]).collect();
-    let mut first_ts: Vec<u64> = vec![0; d.nr_cpus];
-    for r in &d.records {
-        if matches!(r.ev, TraceEvent::Counter { task: Some(_), .. }) {
-            continue;
+    cpu_bundles(&mut out, d);
+    out.flush();
+    out.err
+}
+
+/// The columns of `FtraceEventBundle.CompactSched` for one bundle: the
+/// encoding Perfetto's own recorder uses for sched_switch and sched_waking
+/// (a few bytes per event instead of about 35; the trace processor and
+/// `schedlab trace import` rebuild the omitted fields: a switch's prev_*
+/// from the CPU's previous switch, a waking's waker from the CPU's
+/// current task).
+#[derive(Default)]
+struct CompactSched {
+    intern: Vec<u8>,
+    /// Per task (and per CPU's idle task after them): (bundle stamp, index).
+    comm_index: Vec<(u32, u32)>,
+    stamp: u32,
+    strings: u32,
+    switch: [Pb; 5],
+    last_switch: u64,
+    waking: [Pb; 5],
+    last_waking: u64,
+    events: usize,
+}
+
+impl CompactSched {
+    fn start(&mut self, slots: usize) {
+        self.comm_index.resize(slots, (0, 0));
+        self.stamp += 1;
+        self.strings = 0;
+        self.intern.clear();
+        for f in self.switch.iter_mut().chain(self.waking.iter_mut()) {
+            f.0.clear();
         }
-        if per_cpu[r.cpu].is_empty() {
-            first_ts[r.cpu] = r.ts;
-        }
-        let pid = curr[r.cpu];
-        per_cpu[r.cpu].push(event_msg(d, r.ts, r.cpu, &r.ev, pid));
-        if let TraceEvent::Switch { next, .. } = r.ev {
-            curr[r.cpu] = next.map_or(0, |t| d.tasks[t].pid);
-        }
+        (self.last_switch, self.last_waking, self.events) = (0, 0, 0);
     }
-    for (cpu, events) in per_cpu.into_iter().enumerate() {
-        let mut events = events.into_iter().peekable();
-        while events.peek().is_some() {
-            let chunk: Vec<Pb> = events.by_ref().take(BUNDLE_EVENTS).collect();
-            packet(&mut out, |p| {
-                p.uint(8, first_ts[cpu]);
-                let mut b = Pb::default();
-                b.uint(1, cpu as u64);
-                for e in chunk {
-                    b.msg(2, e);
+
+    fn comm(&mut self, slot: usize, comm: &str) -> u64 {
+        let (stamp, ix) = self.comm_index[slot];
+        if stamp == self.stamp {
+            return u64::from(ix);
+        }
+        let mut p = Pb(std::mem::take(&mut self.intern));
+        p.bytes(5, comm.as_bytes());
+        self.intern = p.0;
+        self.comm_index[slot] = (self.stamp, self.strings);
+        self.strings += 1;
+        u64::from(self.strings - 1)
+    }
+
+    /// Add `r` to the columns if it is a switch or a waking (else false).
+    fn push(&mut self, d: &TraceData, r: &super::Record, idle_comm: &str) -> bool {
+        let ident = |t: Option<usize>| match t {
+            Some(t) => (t, d.tasks[t].comm.as_str(), d.tasks[t].pid, d.tasks[t].prio),
+            None => (d.tasks.len(), idle_comm, 0, 120),
+        };
+        match r.ev {
+            TraceEvent::Switch {
+                prev,
+                prev_state,
+                next,
+            } => {
+                let (slot, comm, pid, prio) = ident(next);
+                let ix = self.comm(slot, comm);
+                let col = &mut self.switch;
+                col[0].varint(r.ts - self.last_switch);
+                col[1].varint(state_bits(prev_state, prev.is_none()) as u64);
+                col[2].varint(u64::from(pid));
+                col[3].varint(prio as i64 as u64);
+                col[4].varint(ix);
+                self.last_switch = r.ts;
+            }
+            TraceEvent::Waking { task, target_cpu } => {
+                let (slot, comm, pid, prio) = ident(Some(task));
+                let ix = self.comm(slot, comm);
+                let col = &mut self.waking;
+                col[0].varint(r.ts - self.last_waking);
+                col[1].varint(u64::from(pid));
+                col[2].varint(target_cpu as u64);
+                col[3].varint(prio as i64 as u64);
+                col[4].varint(ix);
+                self.last_waking = r.ts;
+            }
+            _ => return false,
+        }
+        self.events += 1;
+        true
+    }
+
+    fn write(&self, bundle: &mut Pb) {
+        if self.events == 0 {
+            return;
+        }
+        bundle.nested(4, |m| {
+            m.0.extend_from_slice(&self.intern);
+            for (field, col) in [1, 2, 3, 4, 6].into_iter().zip(&self.switch) {
+                if !col.0.is_empty() {
+                    m.bytes(field, &col.0);
                 }
-                p.msg(1, b);
+            }
+            for (field, col) in [7, 8, 9, 10, 11].into_iter().zip(&self.waking) {
+                if !col.0.is_empty() {
+                    m.bytes(field, &col.0);
+                }
+            }
+        });
+    }
+}
+
+/// Per CPU, its records in time order as `FtraceEventBundle` packets of at
+/// most [`BUNDLE_EVENTS`] events. A switch or a waking goes in the compact
+/// columns when it is the only record of its CPU at its time (the columns
+/// keep no order with other events of the same time); every other record
+/// is a full `FtraceEvent`.
+fn cpu_bundles(out: &mut Out, d: &TraceData) {
+    let mut per_cpu: Vec<Vec<u32>> = vec![vec![]; d.nr_cpus];
+    for (i, r) in d.records.iter().enumerate() {
+        per_cpu[r.cpu].push(i as u32);
+    }
+    let idle: Vec<String> = (0..d.nr_cpus).map(|c| format!("swapper/{c}")).collect();
+    let mut cs = CompactSched::default();
+    for (cpu, idx) in per_cpu.iter().enumerate() {
+        let mut curr = 0u32;
+        let ts_at = |k: usize| d.records[idx[k] as usize].ts;
+        for (c, chunk) in idx.chunks(BUNDLE_EVENTS).enumerate() {
+            cs.start(d.tasks.len() + 1);
+            packet(out, |p| {
+                p.uint(8, d.records[chunk[0] as usize].ts);
+                p.nested(1, |b| {
+                    b.uint(1, cpu as u64);
+                    for (k, &i) in chunk.iter().enumerate() {
+                        let r = &d.records[i as usize];
+                        let pos = c * BUNDLE_EVENTS + k;
+                        let alone = (pos == 0 || ts_at(pos - 1) != r.ts)
+                            && (pos + 1 == idx.len() || ts_at(pos + 1) != r.ts);
+                        if !(alone && cs.push(d, r, &idle[cpu])) {
+                            write_event(b, d, r, curr, &idle[cpu]);
+                        }
+                        if let TraceEvent::Switch { next, .. } = r.ev {
+                            curr = next.map_or(0, |t| d.tasks[t].pid);
+                        }
+                    }
+                    cs.write(b);
+                });
             });
         }
     }
-    out.0
 }
 
 #[cfg(test)]
