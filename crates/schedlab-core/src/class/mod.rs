@@ -311,6 +311,12 @@ pub trait SchedClass {
         vec![]
     }
 
+    /// [`Self::task_debug`] appended to `out` (a traced run asks at every
+    /// switch: a class may fill the caller's buffer instead of allocating).
+    fn task_debug_into(&self, t: TaskId, out: &mut Vec<(&'static str, i64)>) {
+        out.extend(self.task_debug(t));
+    }
+
     /// Check the class's internal invariants (for tests): Err describes
     /// the first violation.
     fn check_invariants(&self, _m: &Machine) -> Result<(), String> {

@@ -129,10 +129,13 @@ impl Simulator {
             return;
         };
         let c = self.class_of(t);
-        let values = self.classes.get_ref(c).task_debug(t);
         let now = self.m.now;
         if let Some(tr) = self.m.trace.as_mut() {
+            let mut values = std::mem::take(&mut tr.counters.scratch);
+            values.clear();
+            self.classes.get_ref(c).task_debug_into(t, &mut values);
             tr.counters.sample(now, t, &values);
+            tr.counters.scratch = values;
         }
     }
 

@@ -36,16 +36,15 @@ pub struct TaskCounters {
     pub samples: Vec<CounterSample>,
     /// Per task, (name, last value recorded).
     last: Vec<Vec<(u16, i64)>>,
+    /// A buffer for the recorder to collect one task's values in.
+    pub scratch: Vec<(&'static str, i64)>,
 }
 
 impl TaskCounters {
     fn name_id(&mut self, name: &'static str) -> u16 {
         // Names are a class's literals: compare addresses first.
-        match self
-            .names
-            .iter()
-            .position(|n| std::ptr::eq(*n, name) || *n == name)
-        {
+        let found = self.names.iter().position(|n| std::ptr::eq(*n, name));
+        match found.or_else(|| self.names.iter().position(|n| *n == name)) {
             Some(i) => i as u16,
             None => {
                 self.names.push(name);
@@ -80,6 +79,7 @@ impl TaskCounters {
     /// only its samples).
     pub fn seal(&mut self) {
         self.last = Vec::new();
+        self.scratch = Vec::new();
         self.samples.shrink_to_fit();
     }
 }

@@ -9,15 +9,13 @@ impl Fair {
     /// `SchedClass::task_debug` of the fair class: vruntime and run time;
     /// under EEVDF the deadline, slice and lag; the trace-only utilisation;
     /// then the policy's own values. Traces plot them as counters.
-    pub(super) fn debug_values(&self, t: TaskId) -> Vec<(&'static str, i64)> {
+    pub(super) fn debug_values(&self, t: TaskId, v: &mut Vec<(&'static str, i64)>) {
         let Some(&se) = self.task_se.get(t) else {
-            return vec![];
+            return;
         };
         let e = &self.se[se];
-        let mut v = vec![
-            ("vruntime", e.vruntime),
-            ("sum_exec_runtime", e.sum_exec as i64),
-        ];
+        v.push(("vruntime", e.vruntime));
+        v.push(("sum_exec_runtime", e.sum_exec as i64));
         if self.p.version == Version::Eevdf {
             v.push(("deadline", e.deadline));
             v.push(("slice", e.slice as i64));
@@ -39,6 +37,5 @@ impl Fair {
             v.push(("util", u.avg() as i64));
         }
         v.extend(self.hooks.task_debug(t));
-        v
     }
 }

@@ -801,6 +801,12 @@ impl SchedClass for Fair {
     }
 
     fn task_debug(&self, t: TaskId) -> Vec<(&'static str, i64)> {
-        self.debug_values(t)
+        let mut v = Vec::new();
+        self.debug_values(t, &mut v);
+        v
+    }
+
+    fn task_debug_into(&self, t: TaskId, out: &mut Vec<(&'static str, i64)>) {
+        self.debug_values(t, out);
     }
 }
