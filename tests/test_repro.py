@@ -148,7 +148,7 @@ def test_shootout_probes_respond_to_load_as_the_spec_predicts():
     FIFO probes see the same decisions under every scheduler; SCHED_OTHER probes wait for the tick
     under EEVDF, never under BMQ (a boosted probe outranks the deboosted hogs)."""
     from schedlab.repro import load_spec
-    from schedlab.repro.shootout import SLACK_US, _jitter, _run, lateness
+    from schedlab.repro.shootout import SLACK_US, _jitter, _run, lateness, lateness_of
 
     spec = load_spec("shootout")
     spec = {**spec, "platform": {**spec["platform"], "cpus": 2, "smt": 1},
@@ -158,6 +158,8 @@ def test_shootout_probes_respond_to_load_as_the_spec_predicts():
     def p99(sched, probe):
         r = _run(spec, _jitter(spec, probe, 64), sched, 0, trace=True)
         by_probe = lateness(r.ftrace_text(), probes, 0.0 if probe else SLACK_US)
+        # The report reads the same pairs from the trace records, not from its text.
+        assert lateness_of(r, probes, 0.0 if probe else SLACK_US) == by_probe
         xs = sorted(x for v in by_probe.values() for x in v)
         return xs[int(0.99 * len(xs))]
 

@@ -176,6 +176,13 @@ class SimResult:
         """The trace as ftrace text."""
         return self._native.ftrace_text()
 
+    def waking_to_run(self, prefix: str = "") -> List[Tuple[str, int, int]]:
+        """From the trace (needs ``trace=True``): for the threads whose name starts with
+        ``prefix``, each wakeup as (name, sched_waking ns, sched_switch-in ns), in time order. A
+        waking replaces an earlier one not yet followed by a switch-in; a switch-in with no waking
+        pending (a preempted thread running again) is no wakeup."""
+        return self._native.waking_to_run(prefix)
+
     def to_json(self, indent: Optional[int] = 2) -> str:
         return json.dumps(self.metrics, indent=indent)
 

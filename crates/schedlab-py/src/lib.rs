@@ -223,6 +223,21 @@ impl PyRunResult {
         write_atomic(path, ftrace::render(t).as_bytes())
     }
 
+    /// Wakeups of the tasks whose comm starts with `prefix`: (comm, waking
+    /// ns, switch-in ns) in time order (`TraceData::waking_to_run`).
+    fn waking_to_run(&self, prefix: &str) -> PyResult<Vec<(String, u64, u64)>> {
+        let t = self
+            .0
+            .trace
+            .as_ref()
+            .ok_or_else(|| ConfigError::new_err("the run recorded no trace"))?;
+        let pairs = t.waking_to_run(|i| t.tasks[i].comm.starts_with(prefix));
+        Ok(pairs
+            .into_iter()
+            .map(|(i, w, r)| (t.tasks[i].comm.clone(), w, r))
+            .collect())
+    }
+
     /// The trace as ftrace text.
     fn ftrace_text(&self) -> PyResult<String> {
         let t = self

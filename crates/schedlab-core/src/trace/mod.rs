@@ -134,6 +134,29 @@ pub struct TraceData {
 }
 
 impl TraceData {
+    /// For each task `pick` selects, its `sched_waking` → `sched_switch`-in
+    /// pairs in time order, as (task, waking time, switch-in time): a
+    /// waking replaces an earlier one not yet followed by a switch-in, and
+    /// a switch-in with no waking pending is no pair (the task was
+    /// preempted, not woken). The repro's probe lateness reads these rather
+    /// than the whole trace rendered as text.
+    pub fn waking_to_run(&self, pick: impl Fn(TaskId) -> bool) -> Vec<(TaskId, Ns, Ns)> {
+        let mut pending: Vec<Option<Ns>> = vec![None; self.tasks.len()];
+        let mut out = Vec::new();
+        for r in &self.records {
+            match r.ev {
+                TraceEvent::Waking { task, .. } if pick(task) => pending[task] = Some(r.ts),
+                TraceEvent::Switch { next: Some(t), .. } if pick(t) => {
+                    if let Some(w) = pending[t].take() {
+                        out.push((t, w, r.ts));
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
     /// (comm, pid, prio) of a task or of the idle task on `cpu`.
     pub fn ident(&self, t: Option<TaskId>, cpu: CpuId) -> (String, u32, i32) {
         match t {
