@@ -69,18 +69,14 @@ def lateness(ftrace: str, probes: List[str], slack_us: float) -> Dict[str, List[
     return out
 
 
-def _text_us(ns: int) -> float:
-    """A time as the ftrace text prints it (µs, truncated) and :func:`lateness` reads it back."""
-    return float(f"{ns // 1_000_000_000}.{ns // 1000 % 1_000_000:06}") * 1e6
-
-
 def lateness_of(r, probes: List[str], slack_us: float) -> Dict[str, List[float]]:
     """:func:`lateness` of a run's trace without rendering it as text: the same waking →
-    switch-in pairs (``SimResult.waking_to_run``), the same µs values."""
+    switch-in pairs (``SimResult.waking_to_run``) at the text's µs resolution (timestamps
+    truncated to whole µs), computed in integers rather than read back from decimal text."""
     out: Dict[str, List[float]] = {p: [] for p in probes}
     for name, woke, ran in r.waking_to_run("probe"):
         if name in out:
-            out[name].append(_text_us(ran) - _text_us(woke) + slack_us)
+            out[name].append(ran // 1000 - woke // 1000 + slack_us)
     return out
 
 
