@@ -340,7 +340,13 @@ impl Fair {
         // V's sums do not change during the scan: compute them once.
         let (sum, load) = self.avg_sums(rq);
         let eligible = |f: &Self, s: SeId| sum >= f.se[s].vruntime as i128 * load;
-        let mut best = self.cfs[rq].tree.find(|s| eligible(self, s));
+        // `entity_eligible` on the vruntime each timeline entry keeps (the
+        // same value: invariants.rs); load ≥ 0, so eligibility falls as
+        // vruntime grows and a chunk whose smallest is not eligible is
+        // skipped, as the kernel's min_vruntime augmentation allows.
+        let mut best = self.cfs[rq]
+            .tree
+            .find_first_aug(|v| sum >= v as i128 * load);
         if let Some(b) = best.filter(|_| self.hooks.breaks_ties()) {
             best = Some(self.break_tie(m, rq, b, &eligible));
         }

@@ -229,11 +229,41 @@ pub struct ScanMemo {
 pub struct Timeline {
     /// The leftmost chunk: the whole queue unless it outgrew [`CHUNK_MAX`],
     /// so small queues cost what one ring buffer costs.
-    head: VecDeque<(i128, SeId)>,
+    head: Chunk,
     /// Further chunks in key order, each non-empty; empty while `head`
     /// holds everything.
-    more: Vec<VecDeque<(i128, SeId)>>,
+    more: Vec<Chunk>,
+    /// The first key of each chunk of `more` (searched without touching
+    /// the chunks' buffers).
+    firsts: Vec<i128>,
     len: usize,
+}
+
+/// One sorted ring buffer of (packed key, entity, augmented value), with the
+/// smallest augmented value it holds: the fair class passes each entity's
+/// vruntime, which does not change while the entity is queued, so a chunk
+/// whose smallest vruntime is not eligible holds no eligible entity (the
+/// kernel's `min_vruntime` augmentation of the rbtree, `min_vruntime_cb`,
+/// 6.6+; [`Timeline::find_first_aug`]).
+#[derive(Debug, Clone)]
+struct Chunk {
+    q: VecDeque<(i128, SeId, i64)>,
+    min_aug: i64,
+}
+
+impl Default for Chunk {
+    fn default() -> Self {
+        Chunk {
+            q: VecDeque::new(),
+            min_aug: i64::MAX,
+        }
+    }
+}
+
+impl Chunk {
+    fn recompute_min(&mut self) {
+        self.min_aug = self.q.iter().map(|e| e.2).min().unwrap_or(i64::MAX);
+    }
 }
 
 /// A chunk that grows past this is split in two.
@@ -245,7 +275,7 @@ impl Timeline {
     }
 
     /// Logical chunk `i` (0: `head`).
-    fn chunk_mut(&mut self, i: usize) -> &mut VecDeque<(i128, SeId)> {
+    fn chunk_mut(&mut self, i: usize) -> &mut Chunk {
         match i {
             0 => &mut self.head,
             _ => &mut self.more[i - 1],
@@ -255,11 +285,12 @@ impl Timeline {
     /// The chunk that holds, or would hold, `k`: the last whose first key is
     /// at most `k` (the head for keys before every chunk).
     fn chunk_for(&self, k: i128) -> usize {
-        self.more.partition_point(|c| c[0].0 <= k)
+        self.firsts.partition_point(|f| *f <= k)
     }
 
-    /// Insert `se` at (key, seq); (key, seq) must be unique.
-    pub fn insert(&mut self, key: i64, seq: u64, se: SeId) {
+    /// Insert `se` at (key, seq) with augmented value `aug` (it must not
+    /// change while `se` is in the timeline); (key, seq) must be unique.
+    pub fn insert(&mut self, key: i64, seq: u64, se: SeId, aug: i64) {
         let k = Self::pack(key, seq);
         self.len += 1;
         let ci = if self.more.is_empty() {
@@ -268,15 +299,22 @@ impl Timeline {
             self.chunk_for(k)
         };
         let chunk = self.chunk_mut(ci);
-        if chunk.back().is_none_or(|e| e.0 < k) {
+        chunk.min_aug = chunk.min_aug.min(aug);
+        if chunk.q.back().is_none_or(|e| e.0 < k) {
             // Common case: a put-back entity with the latest key of its chunk.
-            chunk.push_back((k, se));
+            chunk.q.push_back((k, se, aug));
         } else {
-            let at = chunk.partition_point(|e| e.0 < k);
-            chunk.insert(at, (k, se));
+            let at = chunk.q.partition_point(|e| e.0 < k);
+            chunk.q.insert(at, (k, se, aug));
         }
-        if chunk.len() > CHUNK_MAX {
-            let upper = chunk.split_off(CHUNK_MAX / 2);
+        if chunk.q.len() > CHUNK_MAX {
+            let mut upper = Chunk {
+                q: chunk.q.split_off(CHUNK_MAX / 2),
+                min_aug: i64::MAX,
+            };
+            chunk.recompute_min();
+            upper.recompute_min();
+            self.firsts.insert(ci, upper.q[0].0);
             self.more.insert(ci, upper);
         }
     }
@@ -284,11 +322,14 @@ impl Timeline {
     /// Remove the entity at (key, seq).
     pub fn remove(&mut self, key: i64, seq: u64) -> Option<SeId> {
         let k = Self::pack(key, seq);
-        if self.head.front().is_some_and(|e| e.0 == k) {
+        if self.head.q.front().is_some_and(|e| e.0 == k) {
             // Common case: the leftmost entity is picked.
-            let se = self.head.pop_front().map(|e| e.1);
+            let e = self.head.q.pop_front();
+            if e.is_some_and(|e| e.2 == self.head.min_aug) {
+                self.head.recompute_min();
+            }
             self.after_removal(0);
-            return se;
+            return e.map(|e| e.1);
         }
         let ci = if self.more.is_empty() {
             0
@@ -296,13 +337,21 @@ impl Timeline {
             self.chunk_for(k)
         };
         let chunk = self.chunk_mut(ci);
-        let at = chunk.partition_point(|e| e.0 < k);
-        if chunk.get(at).is_none_or(|e| e.0 != k) {
+        let at = chunk.q.partition_point(|e| e.0 < k);
+        if chunk.q.get(at).is_none_or(|e| e.0 != k) {
             return None;
         }
-        let se = chunk.remove(at).map(|e| e.1);
+        let e = chunk.q.remove(at);
+        if e.is_some_and(|e| e.2 == chunk.min_aug) {
+            chunk.recompute_min();
+        }
+        if at == 0 && ci > 0 {
+            if let Some(f) = self.more[ci - 1].q.front() {
+                self.firsts[ci - 1] = f.0;
+            }
+        }
         self.after_removal(ci);
-        se
+        e.map(|e| e.1)
     }
 
     /// Drop chunk `ci` if the removal emptied it (the head is refilled from
@@ -310,36 +359,44 @@ impl Timeline {
     fn after_removal(&mut self, ci: usize) {
         self.len -= 1;
         if ci > 0 {
-            if self.more[ci - 1].is_empty() {
+            if self.more[ci - 1].q.is_empty() {
                 self.more.remove(ci - 1);
+                self.firsts.remove(ci - 1);
             }
-        } else if self.head.is_empty() && !self.more.is_empty() {
+        } else if self.head.q.is_empty() && !self.more.is_empty() {
             self.head = self.more.remove(0);
+            self.firsts.remove(0);
         }
     }
 
     /// Leftmost entity.
     pub fn first(&self) -> Option<SeId> {
-        self.head.front().map(|e| e.1)
+        self.head.q.front().map(|e| e.1)
     }
 
     /// Entities in key order.
     pub fn iter(&self) -> impl Iterator<Item = SeId> + '_ {
-        self.head
-            .iter()
-            .chain(self.more.iter().flatten())
+        std::iter::once(&self.head)
+            .chain(self.more.iter())
+            .flat_map(|c| c.q.iter())
             .map(|e| e.1)
     }
 
-    /// The first entity in key order that `pred` accepts (the pick scan:
-    /// a plain loop per chunk, cheaper than a chained iterator's `find`).
-    pub fn find(&self, mut pred: impl FnMut(SeId) -> bool) -> Option<SeId> {
-        for e in &self.head {
-            if pred(e.1) {
+    /// The first entity in key order whose augmented value `ok` accepts,
+    /// `ok` monotone (false for a value ⇒ false for every larger one): a
+    /// chunk whose smallest value fails is skipped whole. The pick's
+    /// eligibility scan (`vruntime ≤ V`) reads the vruntime kept in the
+    /// entry, not the entity.
+    pub fn find_first_aug(&self, ok: impl Fn(i64) -> bool) -> Option<SeId> {
+        for c in std::iter::once(&self.head).chain(self.more.iter()) {
+            if !ok(c.min_aug) {
+                continue;
+            }
+            if let Some(e) = c.q.iter().find(|e| ok(e.2)) {
                 return Some(e.1);
             }
         }
-        self.more.iter().flatten().map(|e| e.1).find(|s| pred(*s))
+        None
     }
 
     /// Entities strictly after (key, seq), in key order.
@@ -351,10 +408,11 @@ impl Timeline {
         } else {
             &self.more[ci - 1]
         };
-        let at = chunk.partition_point(|e| e.0 <= k);
+        let at = chunk.q.partition_point(|e| e.0 <= k);
         chunk
+            .q
             .range(at..)
-            .chain(self.more.iter().skip(ci).flatten())
+            .chain(self.more.iter().skip(ci).flat_map(|c| c.q.iter()))
             .map(|e| e.1)
     }
 
@@ -367,6 +425,24 @@ impl Timeline {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+
+    /// Each chunk's smallest augmented value is that of its entries
+    /// (invariant checks).
+    pub fn check_aug(&self) -> bool {
+        let firsts: Vec<i128> = self.more.iter().map(|c| c.q[0].0).collect();
+        firsts == self.firsts
+            && std::iter::once(&self.head)
+                .chain(self.more.iter())
+                .all(|c| c.min_aug == c.q.iter().map(|e| e.2).min().unwrap_or(i64::MAX))
+    }
+
+    /// (entity, augmented value it was queued with), in key order.
+    pub fn iter_aug(&self) -> impl Iterator<Item = (SeId, i64)> + '_ {
+        std::iter::once(&self.head)
+            .chain(self.more.iter())
+            .flat_map(|c| c.q.iter())
+            .map(|e| (e.1, e.2))
+    }
 }
 
 #[cfg(test)]
@@ -376,10 +452,10 @@ mod tests {
     #[test]
     fn timeline_orders_by_key_then_sequence() {
         let mut t = Timeline::default();
-        t.insert(5, 1, 10);
-        t.insert(-3, 2, 11);
-        t.insert(5, 3, 12);
-        t.insert(0, 4, 13);
+        t.insert(5, 1, 10, 0);
+        t.insert(-3, 2, 11, 0);
+        t.insert(5, 3, 12, 0);
+        t.insert(0, 4, 13, 0);
         assert_eq!(t.iter().collect::<Vec<_>>(), vec![11, 13, 10, 12]);
         assert_eq!(t.after(5, 1).collect::<Vec<_>>(), vec![12]);
         assert_eq!(t.remove(5, 1), Some(10));
@@ -391,9 +467,11 @@ mod tests {
     #[test]
     fn timeline_matches_a_sorted_list_across_chunk_splits() {
         // Insert and remove in a scrambled order, far past one chunk, and
-        // compare every view with a plain sorted list.
+        // compare every view with a plain sorted list; the search by
+        // augmented value (skipping chunks by their smallest) finds what a
+        // plain scan finds.
         let mut t = Timeline::default();
-        let mut model: Vec<(i64, u64, usize)> = vec![];
+        let mut model: Vec<(i64, u64, usize, i64)> = vec![];
         let mut x: u64 = 12345;
         for i in 0..3000usize {
             x = x
@@ -401,21 +479,28 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             let key = (x >> 33) as i64 % 500 - 250;
             if x % 3 == 0 && !model.is_empty() {
-                let (k, s, se) = model.remove((x >> 7) as usize % model.len());
+                let (k, s, se, _) = model.remove((x >> 7) as usize % model.len());
                 assert_eq!(t.remove(k, s), Some(se));
                 assert_eq!(t.remove(k, s), None);
             } else {
-                t.insert(key, i as u64, i);
-                model.push((key, i as u64, i));
+                let aug = (x >> 40) as i64 % 1000;
+                t.insert(key, i as u64, i, aug);
+                model.push((key, i as u64, i, aug));
             }
             model.sort();
             assert_eq!(t.len(), model.len());
             assert_eq!(t.first(), model.first().map(|m| m.2));
+            assert!(t.check_aug());
+            let thr = (x >> 20) as i64 % 1000 - 100;
+            assert_eq!(
+                t.find_first_aug(|a| a <= thr),
+                model.iter().find(|m| m.3 <= thr).map(|m| m.2)
+            );
             if i % 97 == 0 {
                 let all: Vec<usize> = model.iter().map(|m| m.2).collect();
                 assert_eq!(t.iter().collect::<Vec<_>>(), all);
                 for probe in [0usize, model.len() / 2, model.len().saturating_sub(1)] {
-                    if let Some(&(k, s, _)) = model.get(probe) {
+                    if let Some(&(k, s, _, _)) = model.get(probe) {
                         let after: Vec<usize> = model[probe + 1..].iter().map(|m| m.2).collect();
                         assert_eq!(t.after(k, s).collect::<Vec<_>>(), after);
                     }

@@ -1,8 +1,9 @@
 //! The fair class's internal invariants, checked by tests between steps
 //! (`SchedClass::check_invariants`): queue loads and EEVDF's sums match
 //! their entities, the weighted lag sums to zero, per-CPU task counts
-//! agree, and a queue-ordering policy's lists hold the tree's entities by
-//! `list_seq`.
+//! agree, a queue-ordering policy's lists hold the tree's entities by
+//! `list_seq`, and queued entities keep the vruntime they were queued with
+//! (the timeline's per-chunk bound for the pick).
 
 use super::{eevdf, tunables::Version, Fair};
 use crate::machine::Machine;
@@ -12,10 +13,20 @@ impl Fair {
         for (i, q) in self.cfs.iter().enumerate() {
             let mut load = 0;
             let (mut vsum, mut wsum) = (0i128, 0u64);
-            for s in q.tree.iter() {
+            if !q.tree.check_aug() {
+                return Err(format!(
+                    "rq {i}: a timeline chunk's smallest vruntime is stale"
+                ));
+            }
+            for (s, queued_v) in q.tree.iter_aug() {
                 let e = &self.se[s];
                 if !e.on_rq || e.cfs_rq != i {
                     return Err(format!("rq {i}: entity {s} in tree but not queued here"));
+                }
+                if queued_v != e.vruntime {
+                    return Err(format!(
+                        "rq {i}: entity {s}'s vruntime changed while queued (the pick's bound)"
+                    ));
                 }
                 load += e.w();
                 vsum += e.vruntime as i128 * e.w() as i128;

@@ -22,7 +22,8 @@ impl Fair {
         let key = (self.tree_key(se), self.seq);
         self.se[se].key = key;
         self.se[se].list_seq = key.1;
-        self.cfs[rq].tree.insert(key.0, key.1, se);
+        let aug = self.se[se].vruntime;
+        self.cfs[rq].tree.insert(key.0, key.1, se, aug);
         if self.ordered {
             // The newest entry: the head of the patches' list.
             let task = self.se[se].task;
