@@ -117,10 +117,12 @@ impl Fair {
 
     /// Largest requested slice on a queue (6.17 lag clamp).
     fn cfs_rq_max_slice(&self, rq: RqId) -> u64 {
-        let q = &self.cfs[rq];
-        let tree = q.tree.iter().map(|s| self.se[s].slice);
+        let tree = self.cfs[rq].tree.slice_range().map(|r| r.1);
         let curr = self.curr_on_rq(rq).map(|c| self.se[c].slice);
-        tree.chain(curr).max().unwrap_or(self.p.base_slice)
+        tree.into_iter()
+            .chain(curr)
+            .max()
+            .unwrap_or(self.p.base_slice)
     }
 
     /// `update_deadline` (§4): true once the request is used up.
@@ -297,10 +299,14 @@ impl Fair {
 
     /// Smallest requested slice on a queue (`cfs_rq_min_slice`).
     pub(super) fn cfs_rq_min_slice(&self, rq: RqId) -> u64 {
-        let q = &self.cfs[rq];
-        let tree = q.tree.iter().map(|s| self.se[s].slice);
+        // The queued entities' smallest slice is kept per timeline chunk
+        // (the kernel's se->min_slice augmentation, 6.12).
+        let tree = self.cfs[rq].tree.slice_range().map(|r| r.0);
         let curr = self.curr_on_rq(rq).map(|c| self.se[c].slice);
-        tree.chain(curr).min().unwrap_or(self.p.base_slice)
+        tree.into_iter()
+            .chain(curr)
+            .min()
+            .unwrap_or(self.p.base_slice)
     }
 
     /// `pick_eevdf` (§5).
@@ -344,9 +350,7 @@ impl Fair {
         // same value: invariants.rs); load ≥ 0, so eligibility falls as
         // vruntime grows and a chunk whose smallest is not eligible is
         // skipped, as the kernel's min_vruntime augmentation allows.
-        let mut best = self.cfs[rq]
-            .tree
-            .find_first_aug(|v| sum >= v as i128 * load);
+        let mut best = self.cfs[rq].tree.find_first_v(|v| sum >= v as i128 * load);
         if let Some(b) = best.filter(|_| self.hooks.breaks_ties()) {
             best = Some(self.break_tie(m, rq, b, &eligible));
         }

@@ -239,30 +239,60 @@ pub struct Timeline {
     len: usize,
 }
 
-/// One sorted ring buffer of (packed key, entity, augmented value), with the
-/// smallest augmented value it holds: the fair class passes each entity's
-/// vruntime, which does not change while the entity is queued, so a chunk
-/// whose smallest vruntime is not eligible holds no eligible entity (the
-/// kernel's `min_vruntime` augmentation of the rbtree, `min_vruntime_cb`,
-/// 6.6+; [`Timeline::find_first_aug`]).
+/// One timeline entry: the packed (key, seq), the entity, and the vruntime
+/// it was queued with (which does not change while it is queued).
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    k: i128,
+    se: SeId,
+    v: i64,
+}
+
+/// One sorted ring buffer of entries with the smallest vruntime and the
+/// slices it holds: the kernel's augmented rbtree (`min_vruntime_cb`, 6.6+,
+/// and `se->min_slice`, 6.12+), here per chunk. A chunk whose smallest
+/// vruntime is not eligible holds no eligible entity
+/// ([`Timeline::find_first_v`]); the queue's smallest and largest slice
+/// are a look at each chunk's ([`Timeline::slice_range`]).
 #[derive(Debug, Clone)]
 struct Chunk {
-    q: VecDeque<(i128, SeId, i64)>,
-    min_aug: i64,
+    q: VecDeque<Entry>,
+    min_v: i64,
+    /// (slice, entries with it): a queue holds few distinct slices (one,
+    /// the base slice, unless tasks set their own), so this stays tiny and
+    /// the entries stay 32 bytes.
+    slices: Vec<(u64, u32)>,
 }
 
 impl Default for Chunk {
     fn default() -> Self {
         Chunk {
             q: VecDeque::new(),
-            min_aug: i64::MAX,
+            min_v: i64::MAX,
+            slices: Vec::new(),
         }
     }
 }
 
 impl Chunk {
+    fn add_slice(&mut self, slice: u64, n: u32) {
+        match self.slices.iter_mut().find(|s| s.0 == slice) {
+            Some(s) => s.1 += n,
+            None => self.slices.push((slice, n)),
+        }
+    }
+
+    fn remove_slice(&mut self, slice: u64) {
+        if let Some(i) = self.slices.iter().position(|s| s.0 == slice) {
+            self.slices[i].1 -= 1;
+            if self.slices[i].1 == 0 {
+                self.slices.swap_remove(i);
+            }
+        }
+    }
+
     fn recompute_min(&mut self) {
-        self.min_aug = self.q.iter().map(|e| e.2).min().unwrap_or(i64::MAX);
+        self.min_v = self.q.iter().map(|e| e.v).min().unwrap_or(i64::MAX);
     }
 }
 
@@ -288,10 +318,19 @@ impl Timeline {
         self.firsts.partition_point(|f| *f <= k)
     }
 
-    /// Insert `se` at (key, seq) with augmented value `aug` (it must not
-    /// change while `se` is in the timeline); (key, seq) must be unique.
-    pub fn insert(&mut self, key: i64, seq: u64, se: SeId, aug: i64) {
+    /// Insert `se` at (key, seq), queued with vruntime `v` and `slice`
+    /// (neither may change while it is queued); (key, seq) must be unique.
+    /// `slice_of` gives a queued entity's slice (read when a chunk splits).
+    pub fn insert(
+        &mut self,
+        (key, seq): (i64, u64),
+        se: SeId,
+        v: i64,
+        slice: u64,
+        slice_of: impl Fn(SeId) -> u64,
+    ) {
         let k = Self::pack(key, seq);
+        let e = Entry { k, se, v };
         self.len += 1;
         let ci = if self.more.is_empty() {
             0
@@ -299,37 +338,50 @@ impl Timeline {
             self.chunk_for(k)
         };
         let chunk = self.chunk_mut(ci);
-        chunk.min_aug = chunk.min_aug.min(aug);
-        if chunk.q.back().is_none_or(|e| e.0 < k) {
+        chunk.min_v = chunk.min_v.min(v);
+        chunk.add_slice(slice, 1);
+        if chunk.q.back().is_none_or(|b| b.k < k) {
             // Common case: a put-back entity with the latest key of its chunk.
-            chunk.q.push_back((k, se, aug));
+            chunk.q.push_back(e);
         } else {
-            let at = chunk.q.partition_point(|e| e.0 < k);
-            chunk.q.insert(at, (k, se, aug));
+            let at = chunk.q.partition_point(|x| x.k < k);
+            chunk.q.insert(at, e);
         }
         if chunk.q.len() > CHUNK_MAX {
-            let mut upper = Chunk {
-                q: chunk.q.split_off(CHUNK_MAX / 2),
-                min_aug: i64::MAX,
-            };
-            chunk.recompute_min();
-            upper.recompute_min();
-            self.firsts.insert(ci, upper.q[0].0);
-            self.more.insert(ci, upper);
+            self.split(ci, slice_of);
         }
     }
 
-    /// Remove the entity at (key, seq).
-    pub fn remove(&mut self, key: i64, seq: u64) -> Option<SeId> {
+    /// Split chunk `ci`, past [`CHUNK_MAX`], in two.
+    fn split(&mut self, ci: usize, slice_of: impl Fn(SeId) -> u64) {
+        let chunk = self.chunk_mut(ci);
+        let mut upper = Chunk {
+            q: chunk.q.split_off(CHUNK_MAX / 2),
+            ..Chunk::default()
+        };
+        for i in 0..upper.q.len() {
+            let slice = slice_of(upper.q[i].se);
+            chunk.remove_slice(slice);
+            upper.add_slice(slice, 1);
+        }
+        chunk.recompute_min();
+        upper.recompute_min();
+        self.firsts.insert(ci, upper.q[0].k);
+        self.more.insert(ci, upper);
+    }
+
+    /// Remove the entity at (key, seq), queued with `slice`.
+    pub fn remove(&mut self, key: i64, seq: u64, slice: u64) -> Option<SeId> {
         let k = Self::pack(key, seq);
-        if self.head.q.front().is_some_and(|e| e.0 == k) {
+        if self.head.q.front().is_some_and(|e| e.k == k) {
             // Common case: the leftmost entity is picked.
-            let e = self.head.q.pop_front();
-            if e.is_some_and(|e| e.2 == self.head.min_aug) {
+            let e = self.head.q.pop_front()?;
+            self.head.remove_slice(slice);
+            if e.v == self.head.min_v {
                 self.head.recompute_min();
             }
             self.after_removal(0);
-            return e.map(|e| e.1);
+            return Some(e.se);
         }
         let ci = if self.more.is_empty() {
             0
@@ -337,21 +389,22 @@ impl Timeline {
             self.chunk_for(k)
         };
         let chunk = self.chunk_mut(ci);
-        let at = chunk.q.partition_point(|e| e.0 < k);
-        if chunk.q.get(at).is_none_or(|e| e.0 != k) {
+        let at = chunk.q.partition_point(|e| e.k < k);
+        if chunk.q.get(at).is_none_or(|e| e.k != k) {
             return None;
         }
-        let e = chunk.q.remove(at);
-        if e.is_some_and(|e| e.2 == chunk.min_aug) {
+        let e = chunk.q.remove(at)?;
+        chunk.remove_slice(slice);
+        if e.v == chunk.min_v {
             chunk.recompute_min();
         }
         if at == 0 && ci > 0 {
             if let Some(f) = self.more[ci - 1].q.front() {
-                self.firsts[ci - 1] = f.0;
+                self.firsts[ci - 1] = f.k;
             }
         }
         self.after_removal(ci);
-        e.map(|e| e.1)
+        Some(e.se)
     }
 
     /// Drop chunk `ci` if the removal emptied it (the head is refilled from
@@ -371,7 +424,7 @@ impl Timeline {
 
     /// Leftmost entity.
     pub fn first(&self) -> Option<SeId> {
-        self.head.q.front().map(|e| e.1)
+        self.head.q.front().map(|e| e.se)
     }
 
     /// Entities in key order.
@@ -379,24 +432,33 @@ impl Timeline {
         std::iter::once(&self.head)
             .chain(self.more.iter())
             .flat_map(|c| c.q.iter())
-            .map(|e| e.1)
+            .map(|e| e.se)
     }
 
-    /// The first entity in key order whose augmented value `ok` accepts,
+    /// The first entity in key order whose queued vruntime `ok` accepts,
     /// `ok` monotone (false for a value ⇒ false for every larger one): a
-    /// chunk whose smallest value fails is skipped whole. The pick's
+    /// chunk whose smallest vruntime fails is skipped whole. The pick's
     /// eligibility scan (`vruntime ≤ V`) reads the vruntime kept in the
     /// entry, not the entity.
-    pub fn find_first_aug(&self, ok: impl Fn(i64) -> bool) -> Option<SeId> {
+    pub fn find_first_v(&self, ok: impl Fn(i64) -> bool) -> Option<SeId> {
         for c in std::iter::once(&self.head).chain(self.more.iter()) {
-            if !ok(c.min_aug) {
+            if !ok(c.min_v) {
                 continue;
             }
-            if let Some(e) = c.q.iter().find(|e| ok(e.2)) {
-                return Some(e.1);
+            if let Some(e) = c.q.iter().find(|e| ok(e.v)) {
+                return Some(e.se);
             }
         }
         None
+    }
+
+    /// The smallest and the largest slice queued (None: empty).
+    pub fn slice_range(&self) -> Option<(u64, u64)> {
+        std::iter::once(&self.head)
+            .chain(self.more.iter())
+            .flat_map(|c| c.slices.iter())
+            .map(|s| (s.0, s.0))
+            .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)))
     }
 
     /// Entities strictly after (key, seq), in key order.
@@ -408,12 +470,12 @@ impl Timeline {
         } else {
             &self.more[ci - 1]
         };
-        let at = chunk.q.partition_point(|e| e.0 <= k);
+        let at = chunk.q.partition_point(|e| e.k <= k);
         chunk
             .q
             .range(at..)
             .chain(self.more.iter().skip(ci).flat_map(|c| c.q.iter()))
-            .map(|e| e.1)
+            .map(|e| e.se)
     }
 
     /// Number of entities.
@@ -426,22 +488,35 @@ impl Timeline {
         self.len == 0
     }
 
-    /// Each chunk's smallest augmented value is that of its entries
-    /// (invariant checks).
-    pub fn check_aug(&self) -> bool {
-        let firsts: Vec<i128> = self.more.iter().map(|c| c.q[0].0).collect();
+    /// Each chunk's first key, smallest vruntime and slices are those of
+    /// its entries, `slice_of` giving each entity's (invariant checks).
+    pub fn check_aug(&self, slice_of: impl Fn(SeId) -> u64) -> bool {
+        let firsts: Vec<i128> = self.more.iter().map(|c| c.q[0].k).collect();
         firsts == self.firsts
             && std::iter::once(&self.head)
                 .chain(self.more.iter())
-                .all(|c| c.min_aug == c.q.iter().map(|e| e.2).min().unwrap_or(i64::MAX))
+                .all(|c| {
+                    let mut fresh = Chunk {
+                        q: c.q.clone(),
+                        ..Chunk::default()
+                    };
+                    fresh.recompute_min();
+                    for e in &c.q {
+                        fresh.add_slice(slice_of(e.se), 1);
+                    }
+                    let (mut a, mut b) = (fresh.slices, c.slices.clone());
+                    a.sort_unstable();
+                    b.sort_unstable();
+                    fresh.min_v == c.min_v && a == b
+                })
     }
 
-    /// (entity, augmented value it was queued with), in key order.
-    pub fn iter_aug(&self) -> impl Iterator<Item = (SeId, i64)> + '_ {
+    /// (entity, vruntime it was queued with), in key order.
+    pub fn iter_kept(&self) -> impl Iterator<Item = (SeId, i64)> + '_ {
         std::iter::once(&self.head)
             .chain(self.more.iter())
             .flat_map(|c| c.q.iter())
-            .map(|e| (e.1, e.2))
+            .map(|e| (e.se, e.v))
     }
 }
 
@@ -452,14 +527,15 @@ mod tests {
     #[test]
     fn timeline_orders_by_key_then_sequence() {
         let mut t = Timeline::default();
-        t.insert(5, 1, 10, 0);
-        t.insert(-3, 2, 11, 0);
-        t.insert(5, 3, 12, 0);
-        t.insert(0, 4, 13, 0);
+        let one = |_| 1;
+        t.insert((5, 1), 10, 0, 1, one);
+        t.insert((-3, 2), 11, 0, 1, one);
+        t.insert((5, 3), 12, 0, 1, one);
+        t.insert((0, 4), 13, 0, 1, one);
         assert_eq!(t.iter().collect::<Vec<_>>(), vec![11, 13, 10, 12]);
         assert_eq!(t.after(5, 1).collect::<Vec<_>>(), vec![12]);
-        assert_eq!(t.remove(5, 1), Some(10));
-        assert_eq!(t.remove(5, 1), None);
+        assert_eq!(t.remove(5, 1, 1), Some(10));
+        assert_eq!(t.remove(5, 1, 1), None);
         assert_eq!(t.first(), Some(11));
         assert_eq!(t.len(), 3);
     }
@@ -471,7 +547,7 @@ mod tests {
         // augmented value (skipping chunks by their smallest) finds what a
         // plain scan finds.
         let mut t = Timeline::default();
-        let mut model: Vec<(i64, u64, usize, i64)> = vec![];
+        let mut model: Vec<(i64, u64, usize, i64, u64)> = vec![];
         let mut x: u64 = 12345;
         for i in 0..3000usize {
             x = x
@@ -479,28 +555,34 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             let key = (x >> 33) as i64 % 500 - 250;
             if x % 3 == 0 && !model.is_empty() {
-                let (k, s, se, _) = model.remove((x >> 7) as usize % model.len());
-                assert_eq!(t.remove(k, s), Some(se));
-                assert_eq!(t.remove(k, s), None);
+                let (k, s, se, _, sl) = model.remove((x >> 7) as usize % model.len());
+                assert_eq!(t.remove(k, s, sl), Some(se));
+                assert_eq!(t.remove(k, s, sl), None);
             } else {
                 let aug = (x >> 40) as i64 % 1000;
-                t.insert(key, i as u64, i, aug);
-                model.push((key, i as u64, i, aug));
+                // Few distinct slices, as on a real queue.
+                let slice = 1 + (x >> 50) % 4;
+                let slices: Vec<(usize, u64)> = model.iter().map(|m| (m.2, m.4)).collect();
+                let slice_of = |se: usize| slices.iter().find(|m| m.0 == se).map_or(slice, |m| m.1);
+                t.insert((key, i as u64), i, aug, slice, slice_of);
+                model.push((key, i as u64, i, aug, slice));
             }
             model.sort();
             assert_eq!(t.len(), model.len());
             assert_eq!(t.first(), model.first().map(|m| m.2));
-            assert!(t.check_aug());
+            assert!(t.check_aug(|se| model.iter().find(|m| m.2 == se).map_or(0, |m| m.4)));
             let thr = (x >> 20) as i64 % 1000 - 100;
             assert_eq!(
-                t.find_first_aug(|a| a <= thr),
+                t.find_first_v(|a| a <= thr),
                 model.iter().find(|m| m.3 <= thr).map(|m| m.2)
             );
+            let slices = model.iter().map(|m| m.4);
+            assert_eq!(t.slice_range(), slices.clone().min().zip(slices.max()));
             if i % 97 == 0 {
                 let all: Vec<usize> = model.iter().map(|m| m.2).collect();
                 assert_eq!(t.iter().collect::<Vec<_>>(), all);
                 for probe in [0usize, model.len() / 2, model.len().saturating_sub(1)] {
-                    if let Some(&(k, s, _, _)) = model.get(probe) {
+                    if let Some(&(k, s, _, _, _)) = model.get(probe) {
                         let after: Vec<usize> = model[probe + 1..].iter().map(|m| m.2).collect();
                         assert_eq!(t.after(k, s).collect::<Vec<_>>(), after);
                     }

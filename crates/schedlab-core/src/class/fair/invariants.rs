@@ -2,8 +2,8 @@
 //! (`SchedClass::check_invariants`): queue loads and EEVDF's sums match
 //! their entities, the weighted lag sums to zero, per-CPU task counts
 //! agree, a queue-ordering policy's lists hold the tree's entities by
-//! `list_seq`, and queued entities keep the vruntime they were queued with
-//! (the timeline's per-chunk bound for the pick).
+//! `list_seq`, and queued entities keep the vruntime and slice they were
+//! queued with (the timeline's per-chunk bounds).
 
 use super::{eevdf, tunables::Version, Fair};
 use crate::machine::Machine;
@@ -13,19 +13,19 @@ impl Fair {
         for (i, q) in self.cfs.iter().enumerate() {
             let mut load = 0;
             let (mut vsum, mut wsum) = (0i128, 0u64);
-            if !q.tree.check_aug() {
-                return Err(format!(
-                    "rq {i}: a timeline chunk's smallest vruntime is stale"
-                ));
+            // The slices kept per chunk are counted from the entities' own:
+            // a slice changed while queued shows as a stale count.
+            if !q.tree.check_aug(|s| self.se[s].slice) {
+                return Err(format!("rq {i}: a timeline chunk's kept bounds are stale"));
             }
-            for (s, queued_v) in q.tree.iter_aug() {
+            for (s, queued_v) in q.tree.iter_kept() {
                 let e = &self.se[s];
                 if !e.on_rq || e.cfs_rq != i {
                     return Err(format!("rq {i}: entity {s} in tree but not queued here"));
                 }
                 if queued_v != e.vruntime {
                     return Err(format!(
-                        "rq {i}: entity {s}'s vruntime changed while queued (the pick's bound)"
+                        "rq {i}: entity {s}'s vruntime changed while queued"
                     ));
                 }
                 load += e.w();
