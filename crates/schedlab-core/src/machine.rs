@@ -240,6 +240,11 @@ impl Machine {
         )
     }
 
+    /// The idle CPUs (`is_idle` of each, as one mask).
+    pub fn idle_cpus(&self) -> &crate::cpuset::CpuSet {
+        &self.idle
+    }
+
     /// `available_idle_cpu`: nothing runs and nothing is queued.
     pub fn is_idle(&self, cpu: CpuId) -> bool {
         debug_assert_eq!(
