@@ -17,7 +17,9 @@ of a CPU (host.md §4).
 
 from __future__ import annotations
 
+import errno
 import os
+import time
 from typing import Any, Dict, List, Optional
 
 from .plan import HostError, Plan, group_path_error
@@ -85,6 +87,26 @@ def _rt_runtime(plan: Plan, root: str, lab_name: str) -> Dict[str, int]:
     return out
 
 
+def _claim_rt_runtime(plan: Plan, root: str, name: str, lab: str) -> Dict[str, int]:
+    """:func:`_rt_runtime`, written to the run group. The kernel refuses (EINVAL) a runtime that,
+    with its siblings', exceeds the root's; a group another run removed a moment ago can still count
+    there, and another run can claim runtime between our read and our write: read again and retry
+    for up to 2 s before giving up."""
+    deadline = time.monotonic() + 2.0
+    while True:
+        rt = _rt_runtime(plan, root, name)
+        if "/" not in rt:
+            return rt
+        try:
+            write(os.path.join(lab, "cpu.rt_runtime_us"), str(rt["/"]))
+            return rt
+        except OSError as e:
+            if e.errno != errno.EINVAL or time.monotonic() > deadline:
+                raise HostError(f"cgroup: writing {rt['/']!r} to {lab}/cpu.rt_runtime_us: {e.strerror} "
+                                "(the root group's RT runtime is held by other groups)") from e
+        time.sleep(0.02)
+
+
 def setup(plan: Plan, cg: Dict[str, Any], journal: Journal, isolate: bool) -> Optional[str]:
     """Create the run's groups; fills each thread's ``cgroup_files``; returns the run group path."""
     if not isolate and not plan.groups:
@@ -102,9 +124,7 @@ def setup(plan: Plan, cg: Dict[str, Any], journal: Journal, isolate: bool) -> Op
     shares = dict(plan.groups)
     if v1:
         _write(os.path.join(lab, "cpu.shares"), str(ISOLATE_SHARES if isolate else 1024))
-        rt = _rt_runtime(plan, root, name) if cg["rt_group_sched"] else {}
-        if "/" in rt:
-            _write(os.path.join(lab, "cpu.rt_runtime_us"), str(rt["/"]))
+        rt = _claim_rt_runtime(plan, root, name, lab) if cg["rt_group_sched"] else {}
     else:
         rt = {}
         _write(os.path.join(lab, "cpu.weight"), str(ISOLATE_WEIGHT if isolate else 100))

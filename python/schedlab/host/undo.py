@@ -55,9 +55,22 @@ def _read(path: str) -> List[Dict[str, Any]]:
         return []
 
 
+def _release_rt(path: str) -> None:
+    # A cgroup v1 group's RT runtime (RT_GROUP_SCHED) still counts against its parent for a while
+    # after rmdir returns (the kernel drops the task group from its parent's list later), so a run
+    # that starts right after could find the root's runtime taken (EINVAL): give it back first.
+    rt = os.path.join(path, "cpu.rt_runtime_us")
+    if os.path.exists(rt):
+        try:
+            write(rt, "0")
+        except OSError:
+            pass  # RT tasks still in it (EBUSY): they are being reaped; the next try releases it
+
+
 def _rmdir(path: str) -> None:
     # Killed tasks leave their cgroup when they are reaped: wait up to 5 s.
     for _ in range(100):
+        _release_rt(path)
         try:
             os.rmdir(path)
             return
