@@ -72,7 +72,18 @@ pub struct LatencyHistogram {
     /// Position in `bins` of the last sample's bin: consecutive samples of
     /// a task often share a bin, so this spares the binary search.
     last: usize,
+    /// Samples below 2^32 not yet counted into `bins`, counted [`STAGED`]
+    /// at a time. Why: with thousands of tasks each task's bins are cold
+    /// when it records; a batch, sorted, walks them once while they are in
+    /// the cache (at 256 CPUs × 10,000 tasks one sample cost about 85 ns).
+    /// Counts do not depend on the order they were added in, so every
+    /// answer is the same; readers count the staged samples too.
+    staged: [u32; STAGED],
+    nr_staged: u8,
 }
+
+/// Samples a histogram holds back before counting them into its bins.
+const STAGED: usize = 8;
 
 /// Occupied bins, each packed into one word: the bin (HdrHistogram's
 /// counts index, below 2^16) in the top 16 bits, its count below. A
@@ -175,6 +186,40 @@ fn quantile_of<P: Packed>(v: &[P], q: f64, target: u64) -> Ns {
 impl LatencyHistogram {
     /// Count one sample.
     pub fn record(&mut self, value: u64) {
+        match u32::try_from(value) {
+            Ok(v) => {
+                self.staged[usize::from(self.nr_staged)] = v;
+                self.nr_staged += 1;
+                if usize::from(self.nr_staged) == STAGED {
+                    self.count_staged();
+                }
+            }
+            Err(_) => self.count(value),
+        }
+    }
+
+    /// Count the staged samples into the bins, in ascending order.
+    fn count_staged(&mut self) {
+        let n = usize::from(std::mem::take(&mut self.nr_staged));
+        let mut batch = self.staged;
+        batch[..n].sort_unstable();
+        for &v in &batch[..n] {
+            self.count(u64::from(v));
+        }
+    }
+
+    /// This histogram with every staged sample counted (for readers).
+    fn settled(&self) -> std::borrow::Cow<'_, Self> {
+        if self.nr_staged == 0 {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let mut h = self.clone();
+        h.count_staged();
+        std::borrow::Cow::Owned(h)
+    }
+
+    /// Count one sample into its bin.
+    fn count(&mut self, value: u64) {
         let bin = bin_of(value);
         if let Bins::Narrow(v) = &mut self.bins {
             let pos = find_or_insert(v, self.last, bin);
@@ -201,17 +246,17 @@ impl LatencyHistogram {
 
     /// Samples recorded.
     pub fn len(&self) -> u64 {
-        self.total
+        self.total + u64::from(self.nr_staged)
     }
 
     /// No samples recorded.
     pub fn is_empty(&self) -> bool {
-        self.total == 0
+        self.len() == 0
     }
 
     /// Occupied bins (the memory this histogram holds is proportional to it).
     pub fn occupied_bins(&self) -> usize {
-        match &self.bins {
+        match &self.settled().bins {
             Bins::Narrow(v) => v.len(),
             Bins::Wide(v) => v.len(),
         }
@@ -222,9 +267,10 @@ impl LatencyHistogram {
     /// q = 0; 0 when empty. Like HdrHistogram it answers with a bin's upper
     /// edge, which can exceed the largest sample (callers clamp).
     pub fn value_at_quantile(&self, q: f64) -> Ns {
+        let h = self.settled();
         let q = if q > 1.0 { 1.0 } else { q };
-        let target = ((q * self.total as f64).ceil() as u64).max(1);
-        match &self.bins {
+        let target = ((q * h.total as f64).ceil() as u64).max(1);
+        match &h.bins {
             Bins::Narrow(v) => quantile_of(v, q, target),
             Bins::Wide(v) => quantile_of(v, q, target),
         }
