@@ -16,7 +16,9 @@ impl Simulator {
         let name = |t: TaskId| self.m.tasks[t].name.as_str();
         let mut waits: BTreeMap<TaskId, String> = BTreeMap::new();
         let mut holder: BTreeMap<TaskId, TaskId> = BTreeMap::new();
-        for (m, mx) in &self.sync.mutexes {
+        let sync = &self.sync;
+        for (m, id) in sync.by_name() {
+            let mx = &sync.mutexes[id];
             for w in &mx.waiters {
                 let by = mx.owner.map_or("nobody".to_string(), |o| {
                     holder.insert(*w, o);
@@ -25,12 +27,13 @@ impl Simulator {
                 waits.insert(*w, format!("mutex \"{m}\" (held by {by})"));
             }
         }
-        for (c, q) in &self.sync.conds {
-            for w in q {
+        for (c, id) in sync.by_name() {
+            for w in &sync.conds[id] {
                 waits.insert(*w, format!("a signal on condition \"{c}\""));
             }
         }
-        for (b, bar) in &self.sync.barriers {
+        for (b, id) in sync.by_name() {
+            let bar = &sync.barriers[id];
             for w in &bar.waiting {
                 waits.insert(
                     *w,
@@ -42,8 +45,8 @@ impl Simulator {
                 );
             }
         }
-        for (s, q) in &self.sync.suspended {
-            for w in q {
+        for (s, id) in sync.by_name() {
+            for w in &sync.suspended[id] {
                 waits.insert(*w, format!("a resume of \"{s}\""));
             }
         }

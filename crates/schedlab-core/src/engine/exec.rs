@@ -10,7 +10,7 @@ use crate::class::Waker;
 use crate::clock::Ns;
 use crate::stats::Activation;
 use crate::task::{Busy, TaskId};
-use crate::workload::{Event, Policy, TimerMode};
+use crate::workload::{Event, Name, Policy, TimerMode};
 
 /// A `run` segment is sized so that it would end before the end of
 /// simulated time even if its CPU became this many times slower while it
@@ -191,8 +191,9 @@ impl Simulator {
     }
 
     /// Take mutex `name` for `t`; false (and `t` blocked) if it is held.
-    fn try_lock(&mut self, t: TaskId, name: &str) -> bool {
-        let mx = self.sync.mutex(name);
+    fn try_lock(&mut self, t: TaskId, name: &Name) -> bool {
+        let id = self.sync.id(name);
+        let mx = &mut self.sync.mutexes[id];
         match mx.owner {
             None => {
                 mx.owner = Some(t);
@@ -207,8 +208,9 @@ impl Simulator {
         }
     }
 
-    fn unlock(&mut self, t: TaskId, name: &str) {
-        let mx = self.sync.mutex(name);
+    fn unlock(&mut self, t: TaskId, name: &Name) {
+        let id = self.sync.id(name);
+        let mx = &mut self.sync.mutexes[id];
         mx.owner = None;
         if let Some(w) = mx.waiters.pop_front() {
             self.wake(t, w);
@@ -368,35 +370,30 @@ impl Simulator {
                     self.advance(t);
                     self.unlock(t, &mutex);
                     self.m.tasks[t].prog.relock = Some(mutex.clone());
-                    self.sync
-                        .conds
-                        .entry(cond.to_string())
-                        .or_default()
-                        .push_back(t);
+                    let id = self.sync.id(&cond);
+                    self.sync.conds[id].push_back(t);
                     self.block(t);
                     return Ok(());
                 }
                 Event::Signal(cond) => {
                     self.advance(t);
-                    if let Some(w) = self.sync.conds.get_mut(&*cond).and_then(|q| q.pop_front()) {
+                    let id = self.sync.id(&cond);
+                    if let Some(w) = self.sync.conds[id].pop_front() {
                         self.wake(t, w);
                     }
                 }
                 Event::Broad(cond) => {
                     self.advance(t);
-                    let ws: Vec<TaskId> = self
-                        .sync
-                        .conds
-                        .get_mut(&*cond)
-                        .map(|q| q.drain(..).collect())
-                        .unwrap_or_default();
+                    let id = self.sync.id(&cond);
+                    let ws: Vec<TaskId> = self.sync.conds[id].drain(..).collect();
                     for w in ws {
                         self.wake(t, w);
                     }
                 }
                 Event::Barrier(b) => {
                     self.advance(t);
-                    let bar = self.sync.barriers.entry(b.to_string()).or_default();
+                    let id = self.sync.id(&b);
+                    let bar = &mut self.sync.barriers[id];
                     bar.waiting.push(t);
                     if bar.waiting.len() >= bar.parties.max(1) {
                         let ws: Vec<TaskId> = bar.waiting.drain(..).filter(|w| *w != t).collect();
@@ -410,17 +407,15 @@ impl Simulator {
                 }
                 Event::Suspend(name) => {
                     self.advance(t);
-                    self.sync
-                        .suspended
-                        .entry(name.to_string())
-                        .or_default()
-                        .push(t);
+                    let id = self.sync.id(&name);
+                    self.sync.suspended[id].push(t);
                     self.block(t);
                     return Ok(());
                 }
                 Event::Resume(name) => {
                     self.advance(t);
-                    let ws = self.sync.suspended.remove(&*name).unwrap_or_default();
+                    let id = self.sync.id(&name);
+                    let ws = std::mem::take(&mut self.sync.suspended[id]);
                     for w in ws {
                         self.wake(t, w);
                     }

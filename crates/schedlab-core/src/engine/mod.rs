@@ -305,6 +305,7 @@ impl Simulator {
         sim.weights_track_threads = stack.iter().any(|c| c.weights_track_threads());
         sim.classes = stack;
         sim.check_policies(resolved.scheduler.name)?;
+        sim.sync.intern(&mut sim.wl);
         sim.init_barriers();
         sim.start();
         if let Some(e) = sim.error.take() {
@@ -319,8 +320,8 @@ impl Simulator {
             for ph in &t.phases {
                 for e in &ph.events {
                     if let Event::Barrier(b) = e {
-                        self.sync.barriers.entry(b.to_string()).or_default().parties +=
-                            t.instances as usize;
+                        let id = self.sync.id(b);
+                        self.sync.barriers[id].parties += t.instances as usize;
                     }
                 }
             }
