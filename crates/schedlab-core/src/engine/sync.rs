@@ -96,11 +96,28 @@ impl SyncState {
 
     /// The id of resource `n` (a name from the workload: found by address;
     /// any other: by text, numbered if new).
+    #[inline]
     pub fn id(&mut self, n: &Name) -> usize {
         let a = addr(n);
-        if let Ok(i) = self.by_ptr.binary_search_by_key(&a, |e| e.0) {
-            return self.by_ptr[i].1;
+        // A workload names a handful of resources: a plain scan beats a
+        // binary search's unpredictable branches there.
+        let found = if self.by_ptr.len() <= 16 {
+            self.by_ptr.iter().find(|e| e.0 == a).map(|e| e.1)
+        } else {
+            self.by_ptr
+                .binary_search_by_key(&a, |e| e.0)
+                .ok()
+                .map(|i| self.by_ptr[i].1)
+        };
+        match found {
+            Some(id) => id,
+            None => self.number(n),
         }
+    }
+
+    /// Resource `n` found by its text, numbered if new.
+    #[cold]
+    fn number(&mut self, n: &Name) -> usize {
         let id = match self.ids.get(n) {
             Some(id) => *id,
             None => {
