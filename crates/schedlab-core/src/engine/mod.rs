@@ -622,6 +622,9 @@ impl Simulator {
             if let Some(since) = self.m.tasks[t].runnable_since.take() {
                 self.m.stats.tasks[t].wait_time += end - since;
             }
+            // Count the samples a histogram holds back now, once, rather
+            // than in a copy at each quantile the metrics ask for.
+            self.m.stats.tasks[t].wakeup_latency.hist.settle();
         }
         let idle_end = self.finished_at.is_none()
             && self

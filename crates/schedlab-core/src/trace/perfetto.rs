@@ -198,6 +198,17 @@ fn packet(out: &mut Out, body: impl FnOnce(&mut Pb)) {
     }
 }
 
+/// A `TrackDescriptor` packet for track `uuid`, its other fields by `body`.
+fn track_descriptor(out: &mut Out, ts: u64, uuid: u64, body: impl FnOnce(&mut Pb)) {
+    packet(out, |p| {
+        p.uint(8, ts);
+        p.nested(60, |td| {
+            td.uint(1, uuid);
+            body(td);
+        });
+    });
+}
+
 /// Task counters (vruntime, deadline, lag, ... at each switch) as Perfetto
 /// counter tracks: one thread track per task, under it one counter track per
 /// value. The values a task gave at one switch are one `TrackEvent` of type
@@ -225,16 +236,12 @@ fn counter_packets(out: &mut Out, d: &TraceData) {
             let u = next_thread;
             next_thread += 1;
             thread_uuid[t] = u;
-            packet(out, |p| {
-                p.uint(8, ts);
-                let mut th = Pb::default();
-                th.int(1, d.tasks[t].tgid as i64);
-                th.int(2, d.tasks[t].pid as i64);
-                th.bytes(5, d.tasks[t].comm.as_bytes());
-                let mut td = Pb::default();
-                td.uint(1, u);
-                td.msg(4, th);
-                p.msg(60, td);
+            track_descriptor(out, ts, u, |td| {
+                td.nested(4, |th| {
+                    th.int(1, d.tasks[t].tgid as i64);
+                    th.int(2, d.tasks[t].pid as i64);
+                    th.bytes(5, d.tasks[t].comm.as_bytes());
+                });
             });
         }
         for s in group {
@@ -243,14 +250,10 @@ fn counter_packets(out: &mut Out, d: &TraceData) {
                 let u = next_track;
                 next_track += 1;
                 track_uuid[slot] = u;
-                packet(out, |p| {
-                    p.uint(8, ts);
-                    let mut td = Pb::default();
-                    td.uint(1, u);
+                track_descriptor(out, ts, u, |td| {
                     td.uint(5, thread_uuid[t]);
                     td.bytes(2, c.names[s.name as usize].as_bytes());
                     td.msg(8, Pb::default());
-                    p.msg(60, td);
                 });
             }
         }
