@@ -11,10 +11,10 @@ from typing import List, Optional, Sequence, Tuple
 
 from . import _native
 from .api import SimResult, check, parse_duration, schedulers, simulate
+from .cliargs import PERFETTO_EXT, PartialParse
+from .cliargs import parser as _parser
 from .output import write_output
 from .report import compare_table, registry_markdown, task_table
-
-PERFETTO_EXT = (".pftrace", ".perfetto-trace", ".pb")
 
 
 class _Progress:
@@ -44,30 +44,6 @@ class _Progress:
             sys.stderr.write("\n")
 
 
-def _int_at_least(lo: int, what: str):
-    """An argparse type: an integer >= lo, else "expected a WHAT integer"."""
-    def parse(v: str) -> int:
-        try:
-            n = int(v)
-        except ValueError:
-            n = lo - 1
-        if n < lo:
-            raise argparse.ArgumentTypeError(f"expected a {what} integer, got {v!r}")
-        return n
-    return parse
-
-
-_positive = _int_at_least(1, "positive")
-_nonneg = _int_at_least(0, "non-negative")
-
-
-def _int_list(v: str) -> List[int]:
-    try:
-        return [int(x) for x in v.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {v!r}") from None
-
-
 def _writable(path: str) -> None:
     """An output path whose directory exists and is writable, checked before a run starts
     (``-`` is stdout; a symlink is checked at its target)."""
@@ -87,39 +63,6 @@ def _writable(path: str) -> None:
         raise _native.ConfigError(f"{path}: is a directory, expected a file name")
 
 
-def _freq_list(v: str) -> List[Tuple[int, int]]:
-    out = []
-    for item in (x.strip() for x in v.split(",") if x.strip()):
-        cur, _, mx = item.partition("/")
-        try:
-            pair = (int(cur), int(mx or cur))
-            if pair[0] <= 0 or pair[1] <= 0:
-                raise ValueError
-            out.append(pair)
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"expected MHz or CUR/MAX MHz per CPU, comma-separated, got {item!r}") from None
-    return out
-
-
-def _version() -> str:
-    """The installed package's version (pyproject.toml), else the source tree's."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("schedlab")
-    except PackageNotFoundError:
-        return "0.1.0 (source tree)"
-
-
-class _VersionAction(argparse.Action):
-    """--version, looked up only when asked for (importlib.metadata costs ~18 ms of start-up)."""
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        print(f"schedlab {_version()}")
-        parser.exit()
-
-
 def _cmd_completion(a: argparse.Namespace) -> int:
     from .completion import script
 
@@ -127,175 +70,6 @@ def _cmd_completion(a: argparse.Namespace) -> int:
     return 0
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="schedlab", description="A laboratory for Linux CPU schedulers.")
-    p.add_argument("--version", action=_VersionAction, nargs=0, help="print the version and exit")
-    sub = p.add_subparsers(dest="cmd", required=True)
-
-    r = sub.add_parser("run", help="simulate an rt-app workload")
-    r.add_argument("workload", help="rt-app JSON file")
-    r.add_argument("--scheduler", default="eevdf",
-                   help="scheduler, or a comma-separated list to compare (default eevdf); a Python policy "
-                        "is FILE.py:ClassName, or FILE.py if it defines one schedlab.ext.Policy subclass")
-    r.add_argument("--cpus", type=_positive, default=1, help="simulated CPUs (default 1)")
-    r.add_argument("--smt", type=_positive, default=1, help="hardware threads per core")
-    r.add_argument("--llc", type=_nonneg, default=0, help="CPUs per last-level cache (0 = all)")
-    r.add_argument("--capacity", type=_int_list, metavar="C[,C...]",
-                   help="CPU capacity 1..1024, one for all CPUs or one per CPU (default 1024)")
-    r.add_argument("--freq", type=_freq_list, metavar="MHZ[/MAX][,...]",
-                   help="CPU frequency (current/maximum MHz), one for all or one per CPU (default 2000)")
-    r.add_argument("--governor", default="userspace", metavar="NAME",
-                   help="cpufreq governor: userspace (the --freq values), performance, powersave, ondemand, "
-                        "or schedule:T=MHZ,... (all CPUs to MHZ at T seconds)")
-    r.add_argument("--freq-levels", type=_int_list, metavar="MHZ,...",
-                   help="available frequencies (default 40..100 %% of the maximum in 10 %% steps)")
-    r.add_argument("--hotplug", metavar="T=-CPU,T=+CPU",
-                   help="take CPUs offline (-) and online (+) at T seconds, e.g. 5=-3,8=+3")
-    r.add_argument("--dl-policy", default="edf", choices=[d["name"] for d in schedulers()["dl_orders"]],
-                   help="ordering of SCHED_DEADLINE tasks: the kernel's EDF, or LLF / ILLF (seed 001); "
-                        "see 'schedlab schedulers'")
-    r.add_argument("--hz", type=_positive, help="tick frequency (default: the --machine profile's, else 250)")
-    r.add_argument("--machine", metavar="PROFILE",
-                   help="a machine profile from 'schedlab calibrate': its HZ and wakeup-path tunables "
-                        "(--hz and --set still win)")
-    r.add_argument("--zero-costs", action="store_true",
-                   help="no wakeup-path costs (timer slack, wakeup, idle exit, IPI): closed-form runs")
-    r.add_argument("--duration", help="override global.duration: seconds or 500ms, 2s, ...")
-    r.add_argument("--seed", type=_nonneg, default=0,
-                   help="seed of the run's one random number generator (default 0)")
-    r.add_argument("--set", action="append", default=[], metavar="K=V", help="set a tunable")
-    r.add_argument("--trace", metavar="FILE",
-                   help="write a trace: .pftrace (Perfetto) or any other name (ftrace text)")
-    r.add_argument("--trace-format", choices=["perfetto", "ftrace"],
-                   help="format of --trace (default: perfetto for .pftrace names, else ftrace text)")
-    r.add_argument("--json", metavar="FILE", help="write all metrics as JSON")
-    r.add_argument("--fairness", help="comma-separated tasks for Jain's index (default all)")
-    r.add_argument("--quiet", action="store_true", help="no table, no progress bar")
-
-    c = sub.add_parser("check", help="validate a workload without running it")
-    c.add_argument("workload", help="rt-app JSON file: everything `run` would refuse is reported")
-    c.add_argument("--duration",
-                   help="the duration `run` will be given (a workload that loops forever needs one)")
-
-    s = sub.add_parser("schedulers", help="list schedulers and their tunables")
-    s.add_argument("--json", action="store_true", help="the registry as JSON")
-    s.add_argument("--markdown", action="store_true", help="the registry as Markdown (docs/schedulers.md)")
-
-    me = sub.add_parser("metrics", help="describe every metric field")
-    me.add_argument("--json", action="store_true", help="the descriptions as JSON")
-    co = sub.add_parser("completion", help="print a shell completion script (bash or zsh)")
-    co.add_argument("shell", choices=["bash", "zsh"],
-                    help="e.g. `schedlab completion bash > /etc/bash_completion.d/schedlab`")
-
-    tr = sub.add_parser("trace", help="work with recorded traces")
-    trs = tr.add_subparsers(dest="trace_cmd", required=True)
-    ti = trs.add_parser("import", help="read tracefs / trace-cmd / perf script text: metrics, exports, replay")
-    ti.add_argument("file", help="trace text")
-    ti.add_argument("--tolerant", action="store_true",
-                    help="repair missing transitions (and report them) instead of refusing the trace")
-    ti.add_argument("--json", metavar="FILE", help="write the metrics as JSON")
-    ti.add_argument("--perfetto", metavar="FILE", help="write a Perfetto .pftrace")
-    ti.add_argument("--ftrace", metavar="FILE", help="write normalised ftrace text")
-    ti.add_argument("--workload", metavar="FILE", help="write an rt-app workload replaying the tasks")
-
-    hp = sub.add_parser("host", help="run a workload on this machine's kernel")
-    hps = hp.add_subparsers(dest="host_cmd", required=True)
-    hr = hps.add_parser("run", help="run WORKLOAD on the live kernel (root), traced and measured")
-    hr.add_argument("workload", help="rt-app JSON file")
-    hr.add_argument("--duration", help="override global.duration (seconds or 500ms, 2s, ...)")
-    hr.add_argument("--json", metavar="FILE", help="write the metrics as JSON")
-    hr.add_argument("--facts", metavar="FILE",
-                    help="write the machine's facts, the /proc cross-check and the workers' reports as JSON")
-    hr.add_argument("--backend", choices=["tracefs", "perf"], default="tracefs",
-                    help="how to record the scheduler (default: a private tracefs instance)")
-    hr.add_argument("--no-isolate", action="store_true",
-                    help="do not put the run in its own high-weight cgroup (other sessions then compete)")
-    hr.add_argument("--work", choices=["oncpu", "loops"], default="oncpu",
-                    help="unit of `run` work: time on CPU (default) or calibrated loops as rt-app")
-    hr.add_argument("--trace", metavar="FILE", help="keep the raw recorded trace text (tracefs or perf script)")
-    hw = hr.add_mutually_exclusive_group()
-    hw.add_argument("--no-wait", action="store_true",
-                    help="refuse (exit 2) instead of waiting when another host run holds the machine's lock "
-                    "(/run/schedlab-host.lock)")
-    hw.add_argument("--lock-timeout", type=float, metavar="SECONDS",
-                    help="wait at most this long for another host run to finish (default: wait)")
-    hps.add_parser("probe", help="print what this machine allows (lockdown, cgroups, DL bandwidth, ...)")
-
-    vm = sub.add_parser("vm", help="run a workload in a Linux 6.12 guest under qemu with a sched_ext "
-                                   "scheduler (docs/sched_ext.md)")
-    vms = vm.add_subparsers(dest="vm_cmd", required=True)
-    vms.add_parser("build", help="build (once) and cache the guest kernel and the BPF schedulers "
-                                 "(about 10 minutes on 2 cores; installs clang-19, qemu, ... with apt)")
-    vr = vms.add_parser("run", help="run WORKLOAD in the guest under --scheduler, traced and measured")
-    vr.add_argument("workload", help="rt-app JSON file")
-    vs = vr.add_mutually_exclusive_group(required=True)
-    vs.add_argument("--scheduler", help="scx_simple, scx_bmq or scx_pds")
-    vs.add_argument("--binary", metavar="PATH", help="any sched_ext scheduler binary built for Linux 6.12 "
-                    "(e.g. scx_rlfifo from the scx project); its shared libraries are copied in")
-    vr.add_argument("--cpus", type=int, default=2, help="guest CPUs (default 2)")
-    vr.add_argument("--duration", help="override global.duration (seconds or 500ms, 2s, ...)")
-    vr.add_argument("--json", metavar="FILE", help="write the metrics as JSON")
-    vr.add_argument("--keep", metavar="DIR", help="keep the guest's output (trace, dmesg, loader log) in DIR")
-
-    cp = sub.add_parser("compare", help="two runs' metrics side by side (simulator and/or trace)")
-    cp.add_argument("a", nargs="?", help="metrics JSON A (schedlab run --json or trace import --json); "
-                    "a two-scheduler run's file alone compares its two runs; FILE:NAME picks one run")
-    cp.add_argument("b", nargs="?", help="metrics JSON B (also FILE:NAME)")
-    cp.add_argument("--workload", metavar="FILE",
-                    help="instead of A and B: run FILE in the simulator (A) and on this machine's kernel "
-                    "(B, root)")
-    cp.add_argument("--scheduler", help="simulator for --workload (default: the one matching the running "
-                    "kernel: eevdf-6.18 from 6.17, eevdf from 6.6, else cfs)")
-    cp.add_argument("--vm", action="store_true",
-                    help="with --workload: run B in the sched_ext guest (schedlab vm) under --scheduler "
-                    "instead of on this kernel, and judge the CPU-time shares")
-    cp.add_argument("--cpus", type=int, default=2, help="with --vm: guest and simulated CPUs (default 2)")
-    cp.add_argument("--match", choices=["name", "pid"], default="name",
-                    help="match tasks by name, or by recorded pid (a trace against its replay)")
-    cp.add_argument("--json", metavar="FILE", help="write the comparison as JSON")
-    cp.add_argument("--machine", metavar="PROFILE",
-                    help="with --workload: simulate with this machine profile's wakeup-path tunables")
-    cal = sub.add_parser("calibrate", help="measure this machine's wakeup path and write a machine profile "
-                                           "(root)")
-    cal.add_argument("--out", metavar="PROFILE", required=True, help="where to write the profile (JSON)")
-    cal.add_argument("--seconds", type=int, default=3, help="length of each measuring run, s (default 3)")
-    so = sub.add_parser("shootout", help="rank every scheduler on a workload over several seeds")
-    so.add_argument("workload", help="rt-app JSON file")
-    so.add_argument("--schedulers", help="comma-separated (default: every registered scheduler)")
-    so.add_argument("--metric", default="throughput,latency_p99",
-                    help="comma-separated: throughput, latency_p50, latency_p99, misses, fairness")
-    so.add_argument("--seeds", type=_positive, default=5, help="repeats per scheduler (default 5)")
-    so.add_argument("--cpus", type=_positive, default=1, help="simulated CPUs (default 1)")
-    so.add_argument("--smt", type=_positive, default=1, help="hardware threads per core (default 1)")
-    so.add_argument("--hz", type=_positive, default=250, help="tick frequency (default 250)")
-    so.add_argument("--duration", help="override global.duration: seconds or 500ms, 2s, ...")
-    so.add_argument("--set", action="append", default=[], metavar="K=V", help="set a tunable")
-    so.add_argument("--json", metavar="FILE", help="write the table as JSON")
-    so.add_argument("--plot", metavar="FILE.png", help="draw the means with their intervals")
-    fi = sub.add_parser("fidelity", help="a fixed suite in the simulator and on this kernel, judged against "
-                                         "tolerances (root)")
-    fi.add_argument("--seconds", type=int, default=5, help="length of each workload, s (default 5)")
-    fi.add_argument("--machine", metavar="PROFILE", help="simulate with this machine profile")
-    fi.add_argument("--only", metavar="NAME[,NAME]", help="run only these workloads of the suite")
-    fi.add_argument("--json", metavar="FILE", help="write every judgement as JSON")
-
-    sw = sub.add_parser("sweep", help="run a grid of simulations (schedulers x parameters x tunables x seeds)")
-    sw.add_argument("spec", help="sweep spec (JSON; see python/schedlab/sweep.py and sweeps/mixed.json)")
-    sw.add_argument("--out", required=True, metavar="PATH",
-                    help="results: PATH.parquet and PATH.csv (means, 95 %% CIs), PATH.runs.*, "
-                    "PATH.journal.jsonl")
-    sw.add_argument("--jobs", type=_nonneg, default=0, help="worker processes (default: one per CPU)")
-    sw.add_argument("--dask", metavar="ADDRESS", help="run on a Dask cluster at ADDRESS, or 'local' for a "
-                    "LocalCluster of --jobs worker processes")
-    sw.add_argument("--quiet", action="store_true", help="no progress bar")
-    rp = sub.add_parser("repro", help="reproduce a seed experiment and write its report")
-    rp.add_argument("experiment", help="experiment name (experiments/NAME.json), e.g. illf, or all")
-    rp.add_argument("--out", metavar="DIR",
-                    help="report directory (default reports/NAME; with all: DIR/NAME)")
-    rp.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    rp.add_argument("--host", action="store_true",
-                    help="also run the real-kernel half on this machine (root; cfs-lab)")
-    return p
 
 
 def _trace_path(result: SimResult, path: str, fmt: Optional[str], scheduler: str, multi: bool) -> str:
@@ -732,13 +506,20 @@ def _cmd_fidelity(a: argparse.Namespace) -> int:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    args = _parser().parse_args(argv)
     handlers = {"run": _cmd_run, "check": _cmd_check, "schedulers": _cmd_schedulers,
                 "metrics": _cmd_metrics, "repro": _cmd_repro, "trace": _cmd_trace,
                 "compare": _cmd_compare, "host": _cmd_host, "calibrate": _cmd_calibrate,
                 "fidelity": _cmd_fidelity, "shootout": _cmd_shootout, "vm": _cmd_vm,
                 "completion": _cmd_completion,
                 "sweep": _cmd_sweep}
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # The subcommand, if the first word names one: only its parser is built; any error is
+    # reported by the whole parser, as it was before this shortcut.
+    first = next((x for x in argv if not x.startswith("-")), None)
+    try:
+        args = _parser(first if first in handlers else None).parse_args(argv)
+    except PartialParse:
+        args = _parser().parse_args(argv)
     try:
         return handlers[args.cmd](args)
     except BrokenPipeError:
