@@ -18,9 +18,11 @@
 //! the sums are i128 (no overflow possible); §1 notes v0 does not change V.
 
 use super::entity::{RqId, SeId};
+use super::tunables::Version;
 use super::weights::calc_delta_fair;
 use super::Fair;
 use crate::class::{DequeueFlags, EnqueueFlags, WakeFlags};
+use crate::clock::{MSEC, USEC};
 use crate::cpuset::CpuId;
 use crate::machine::Machine;
 use crate::task::TaskId;
@@ -502,5 +504,28 @@ impl Fair {
             return false;
         }
         p.deadline < s.deadline || !self.entity_eligible(rq, se)
+    }
+}
+
+impl Fair {
+    /// `__setscheduler_params` for a fair task: the SCHED_IDLE flag, and
+    /// under EEVDF its requested slice (`sched_attr.sched_runtime`,
+    /// clamped to 100 µs ..= 100 ms) or the base slice.
+    pub(super) fn refresh_task_params(&mut self, m: &Machine, t: TaskId) {
+        let task = &m.tasks[t];
+        let se = self.task_se[t];
+        self.se[se].idle = task.policy == Policy::Idle;
+        if self.p.version == Version::Eevdf {
+            match task.custom_slice {
+                Some(s) => {
+                    self.se[se].slice = s.clamp(100 * USEC, 100 * MSEC);
+                    self.se[se].custom_slice = true;
+                }
+                None => {
+                    self.se[se].slice = self.p.base_slice;
+                    self.se[se].custom_slice = false;
+                }
+            }
+        }
     }
 }

@@ -31,7 +31,6 @@ pub mod tunables;
 pub mod weights;
 
 use super::{DequeueFlags, EnqueueFlags, SchedClass, WakeFlags, Waker};
-use crate::clock::{MSEC, USEC};
 use crate::cpuset::CpuId;
 use crate::machine::Machine;
 use crate::pelt::Pelt;
@@ -454,25 +453,6 @@ impl Fair {
             }
         }
         (se, pse)
-    }
-
-    fn refresh_task_params(&mut self, m: &Machine, t: TaskId) {
-        let task = &m.tasks[t];
-        let se = self.task_se[t];
-        self.se[se].idle = task.policy == Policy::Idle;
-        if self.p.version == Version::Eevdf {
-            match task.custom_slice {
-                // __setscheduler_params: clamp to 100 µs ..= 100 ms.
-                Some(s) => {
-                    self.se[se].slice = s.clamp(100 * USEC, 100 * MSEC);
-                    self.se[se].custom_slice = true;
-                }
-                None => {
-                    self.se[se].slice = self.p.base_slice;
-                    self.se[se].custom_slice = false;
-                }
-            }
-        }
     }
 }
 
