@@ -1,9 +1,13 @@
 //! Perfetto native protobuf export (`.pftrace`), ../shared/formats.md §2.5.
 //!
-//! Hand-rolled encoding of the ten messages we need (no protoc, no
-//! generated code): one `ProcessTree` packet, then per-CPU
-//! `FtraceEventBundle` packets of at most [`BUNDLE_EVENTS`] events, each
-//! sorted by timestamp. Field numbers were checked against the generated
+//! Hand-rolled encoding of the messages we need (no protoc, no generated
+//! code): a clock snapshot, `SystemInfo` and one `ProcessTree` packet; the
+//! task counters as track descriptors and `TrackEvent` counters; then
+//! per-CPU `FtraceEventBundle` packets of at most [`BUNDLE_EVENTS`] events,
+//! each in time order, switches and wakings alone at their time in the
+//! bundle's `compact_sched` columns (see [`cpu_bundles`]). Nested messages
+//! are written in place ([`Pb::nested`]) and the packets go to the output
+//! in pieces ([`write`]). Field numbers were checked against the generated
 //! classes of the `perfetto` PyPI package (0.59.1), and a pytest decodes our
 //! output with them.
 
