@@ -5,9 +5,9 @@
 //! task counters as track descriptors and `TrackEvent` counters; then
 //! per-CPU `FtraceEventBundle` packets of at most [`BUNDLE_EVENTS`] events,
 //! each in time order, switches and wakings alone at their time in the
-//! bundle's `compact_sched` columns (see [`cpu_bundles`]). Nested messages
-//! are written in place ([`Pb::nested`]) and the packets go to the output
-//! in pieces ([`write`]). Field numbers were checked against the generated
+//! bundle's `compact_sched` columns (see `cpu_bundles`). Nested messages
+//! are written in place (`Pb::nested`) and the packets go to the output
+//! in pieces ([`write()`]). Field numbers were checked against the generated
 //! classes of the `perfetto` PyPI package (0.59.1), and a pytest decodes our
 //! output with them.
 
