@@ -161,7 +161,7 @@ def _page(title: str, body: str, nav: str) -> str:
 def software() -> Dict[str, str]:
     """What produced the reports: versions only (no time stamps, so a page is reproducible)."""
     from . import _native
-    from .cli import _version
+    from .cliargs import _version
 
     info = {"schedlab": _version(), "python": platform.python_version()}
     try:
