@@ -27,6 +27,9 @@ fuzz_target!(|data: &[u8]| {
     let cfg = SimConfig {
         cpus: 2,
         duration: Some(SIM_NS),
+        // Forks stop at the same bound as the threads checked between steps
+        // (a fork loop reached the engine's 100,000 within one step).
+        set: vec![("max_threads".into(), (4 * MAX_THREADS) as i64)],
         ..SimConfig::default()
     };
     let Ok(mut sim) = Simulator::new(wl, cfg) else {

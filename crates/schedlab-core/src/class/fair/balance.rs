@@ -543,9 +543,17 @@ impl Fair {
             .copied()
             .filter(|t| m.rqs[src].curr != Some(*t) && !env.detached.contains(t))
             .collect();
-        // Tail of cfs_tasks first: least recently run.
-        cands.sort_by_key(|t| (m.tasks[*t].last_run_start, *t));
+        // Tail of cfs_tasks first: least recently run. Only the first
+        // loop_max are looked at: select them, then sort those (the key is
+        // unique, so this is the full sort's prefix; a full sort of a queue
+        // of 50,000 tasks at every newly-idle balance took seconds).
         let loop_max = self.p.nr_migrate.min(m.rqs[src].nr_running as usize);
+        let key = |t: &TaskId| (m.tasks[*t].last_run_start, *t);
+        if cands.len() > loop_max && loop_max > 0 {
+            cands.select_nth_unstable_by_key(loop_max - 1, key);
+            cands.truncate(loop_max);
+        }
+        cands.sort_unstable_by_key(key);
         let mut moved = 0;
         let mut src_nr = m.rqs[src].nr_running;
         for t in cands.into_iter().take(loop_max) {
