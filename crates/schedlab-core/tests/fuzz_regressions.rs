@@ -298,3 +298,29 @@ fn leniency_pass_survives_multibyte_keys() {
     let _ = Workload::from_rtapp("w.json", &text);
     let _ = Workload::from_rtapp("w.json", "{\"tasks\": {\"t\": {\"§\": 1, \"suspend§\"");
 }
+
+/// A fork loop (each "f" thread forks another, then suspends) whose threads
+/// are pinned to two CPUs: the fixed-seed fuzz run of 2026-11-25 timed out
+/// on it. Reaching the engine's 100,000-thread cap took 15 s, every
+/// newly-idle balance sorting the whole queue of tens of thousands of
+/// tasks (detach_tasks now sorts only the `nr_migrate` it may look at).
+/// With the cap lowered, as the fuzz harness does, the run ends at once
+/// with the error that names the tunable.
+#[test]
+fn a_fork_loop_ends_at_max_threads_with_a_clear_error() {
+    let text = r#"{"global": {"duration": 1},
+     "tasks": {
+      "m": {"instance": 8, "loop": 46, "taskgroup": "/a/b", "cpus": [0, 1],
+            "memory_intensity": 0.5, "suspend": "sz", "fork": "f", "delay": 80},
+      "r": {"run": 62, "resume": "s", "sleep": 200, "policy": "SCHED_RR"},
+      "f": {"loop": 46, "taskgroup": "/a/b", "cpus": [0, 1],
+            "memory_intensity": 0.5, "suspend": "s", "fork": "f", "delay": 10}}}"#;
+    let mut c = cfg("eevdf", 2);
+    c.set = vec![("max_threads".into(), 256)];
+    let e = schedlab_core::simulate("fork.json", text, c).expect_err("a fork loop");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("the run already has 256 threads (tunable max_threads): a fork loop?"),
+        "{msg}"
+    );
+}
