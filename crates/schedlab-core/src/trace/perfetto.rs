@@ -99,13 +99,26 @@ fn wake_msg(m: &mut Pb, (comm, pid, prio): (&str, u32, i32), target_cpu: usize) 
     m.int(5, target_cpu as i64);
 }
 
+/// (comm slot, comm, pid, prio) of task `t`, or of the CPU's idle task
+/// (`idle_comm`, pid 0, prio 120, slot after every task's).
+fn ident_of<'a>(
+    d: &'a TraceData,
+    t: Option<usize>,
+    idle_comm: &'a str,
+) -> (usize, &'a str, u32, i32) {
+    match t {
+        Some(t) => (t, d.tasks[t].comm.as_str(), d.tasks[t].pid, d.tasks[t].prio),
+        None => (d.tasks.len(), idle_comm, 0, 120),
+    }
+}
+
 /// One `FtraceEvent` (field 2 of its bundle `b`); `idle_comm` names the
 /// CPU's idle task.
 fn write_event(b: &mut Pb, d: &TraceData, r: &super::Record, curr_pid: u32, idle_comm: &str) {
     let (ts, cpu) = (r.ts, r.cpu);
-    let ident = |t: Option<usize>| match t {
-        Some(t) => (d.tasks[t].comm.as_str(), d.tasks[t].pid, d.tasks[t].prio),
-        None => (idle_comm, 0, 120),
+    let ident = |t: Option<usize>| {
+        let (_, comm, pid, prio) = ident_of(d, t, idle_comm);
+        (comm, pid, prio)
     };
     b.nested(2, |e| {
         e.uint(1, ts);
@@ -395,10 +408,7 @@ impl CompactSched {
 
     /// Add `r` to the columns if it is a switch or a waking (else false).
     fn push(&mut self, d: &TraceData, r: &super::Record, idle_comm: &str) -> bool {
-        let ident = |t: Option<usize>| match t {
-            Some(t) => (t, d.tasks[t].comm.as_str(), d.tasks[t].pid, d.tasks[t].prio),
-            None => (d.tasks.len(), idle_comm, 0, 120),
-        };
+        let ident = |t: Option<usize>| ident_of(d, t, idle_comm);
         match r.ev {
             TraceEvent::Switch {
                 prev,
