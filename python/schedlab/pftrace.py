@@ -4,6 +4,7 @@ events). Decoding needs the ``perfetto`` package's protobuf classes (the test ex
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Dict, List, Tuple
 
 # prev_state bits (include/trace/events/sched.h, kernels >= 4.14): TASK_REPORT_MAX marks preemption.
@@ -60,7 +61,7 @@ def to_ftrace_text(data: bytes) -> str:
 def _cpu_lines(cpu: int, evs: List[Tuple[int, int, str, object]]) -> List[Tuple[int, int, str]]:
     """(timestamp, pid of the task on the CPU, event text) of one CPU's events in time order. The
     task on the CPU gives what compact events leave out: a switch's prev_* and a waking's waker.
-    CPUs start idle."""
+    CPUs start idle. Compact events are worded by :func:`_event`, as full ones are."""
     out: List[Tuple[int, int, str]] = []
     cur = (f"swapper/{cpu}", 0, 120)
     for ts, _, kind, e in evs:
@@ -74,13 +75,14 @@ def _cpu_lines(cpu: int, evs: List[Tuple[int, int, str, object]]) -> List[Tuple[
         elif kind == "switch":
             state, npid, nprio, ncomm = e
             (pc, pp, ppr), pid = cur, cur[1]
-            text = (f"sched_switch: prev_comm={pc} prev_pid={pp} prev_prio={ppr} "
-                    f"prev_state={state_text(state)} ==> next_comm={ncomm} next_pid={npid} next_prio={nprio}")
+            text = _event("sched_switch", SimpleNamespace(
+                prev_comm=pc, prev_pid=pp, prev_prio=ppr, prev_state=state,
+                next_comm=ncomm, next_pid=npid, next_prio=nprio))
             cur = (ncomm, npid, nprio)
         else:
             wpid, target, prio, wcomm = e
             pid = cur[1]
-            text = f"sched_waking: comm={wcomm} pid={wpid} prio={prio} target_cpu={target:03}"
+            text = _event("sched_waking", SimpleNamespace(comm=wcomm, pid=wpid, prio=prio, target_cpu=target))
         if text:
             out.append((ts, pid, text))
     return out

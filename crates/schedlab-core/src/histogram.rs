@@ -211,9 +211,7 @@ impl LatencyHistogram {
     /// Count the samples held back now (readers give the same answers
     /// either way; this spares them a copy).
     pub fn settle(&mut self) {
-        if self.nr_staged > 0 {
-            self.count_staged();
-        }
+        self.count_staged();
     }
 
     /// This histogram with every staged sample counted (for readers).

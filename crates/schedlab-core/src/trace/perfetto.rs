@@ -378,7 +378,6 @@ struct CompactSched {
     last_switch: u64,
     waking: [Pb; 5],
     last_waking: u64,
-    events: usize,
 }
 
 impl CompactSched {
@@ -390,7 +389,7 @@ impl CompactSched {
         for f in self.switch.iter_mut().chain(self.waking.iter_mut()) {
             f.0.clear();
         }
-        (self.last_switch, self.last_waking, self.events) = (0, 0, 0);
+        (self.last_switch, self.last_waking) = (0, 0);
     }
 
     fn comm(&mut self, slot: usize, comm: &str) -> u64 {
@@ -438,12 +437,12 @@ impl CompactSched {
             }
             _ => return false,
         }
-        self.events += 1;
         true
     }
 
     fn write(&self, bundle: &mut Pb) {
-        if self.events == 0 {
+        // Every event has a timestamp in its kind's first column.
+        if self.switch[0].0.is_empty() && self.waking[0].0.is_empty() {
             return;
         }
         bundle.nested(4, |m| {

@@ -127,6 +127,18 @@ impl Balancer {
         let mut doms = vec![];
         // Groups built once per span and level, in CPU order (no hashing).
         let (mut llc_groups, mut top_groups) = (vec![], vec![]);
+        // The distinct `group_of(c)` of the CPUs `c` of `span`, in CPU order:
+        // a domain's child groups.
+        fn distinct(span: CpuSet, group_of: impl Fn(CpuId) -> CpuSet) -> Vec<CpuSet> {
+            let mut groups: Vec<CpuSet> = vec![];
+            for c in span.iter() {
+                let g = group_of(c);
+                if !groups.contains(&g) {
+                    groups.push(g);
+                }
+            }
+            groups
+        }
         fn shared(
             cache: &mut Vec<(CpuSet, Arc<[CpuSet]>)>,
             span: CpuSet,
@@ -161,14 +173,7 @@ impl Balancer {
             let llc = topo.llc(cpu).and(&online);
             if llc.count() > sib.count() {
                 let groups = shared(&mut llc_groups, llc, || {
-                    let mut groups: Vec<CpuSet> = vec![];
-                    for c in llc.iter() {
-                        let s = topo.siblings(c).and(&online);
-                        if !groups.contains(&s) {
-                            groups.push(s);
-                        }
-                    }
-                    groups
+                    distinct(llc, |c| topo.siblings(c).and(&online))
                 });
                 let prefer = !levels.is_empty();
                 levels.push(Domain::new(llc, groups, false, true, prefer));
@@ -176,14 +181,7 @@ impl Balancer {
             let all = topo.all().and(&online);
             if topo.has_multiple_llcs() && all.count() > llc.count() {
                 let groups = shared(&mut top_groups, all, || {
-                    let mut groups: Vec<CpuSet> = vec![];
-                    for c in online.iter() {
-                        let s = topo.llc(c).and(&online);
-                        if !groups.contains(&s) {
-                            groups.push(s);
-                        }
-                    }
-                    groups
+                    distinct(online, |c| topo.llc(c).and(&online))
                 });
                 levels.push(Domain::new(all, groups, false, false, true));
             }

@@ -275,10 +275,10 @@ impl Default for Chunk {
 }
 
 impl Chunk {
-    fn add_slice(&mut self, slice: u64, n: u32) {
+    fn add_slice(&mut self, slice: u64) {
         match self.slices.iter_mut().find(|s| s.0 == slice) {
-            Some(s) => s.1 += n,
-            None => self.slices.push((slice, n)),
+            Some(s) => s.1 += 1,
+            None => self.slices.push((slice, 1)),
         }
     }
 
@@ -293,6 +293,15 @@ impl Chunk {
 
     fn recompute_min(&mut self) {
         self.min_v = self.q.iter().map(|e| e.v).min().unwrap_or(i64::MAX);
+    }
+
+    /// Keep the smallest vruntime and the slices after `e`, queued with
+    /// `slice`, left this chunk.
+    fn removed(&mut self, e: &Entry, slice: u64) {
+        self.remove_slice(slice);
+        if e.v == self.min_v {
+            self.recompute_min();
+        }
     }
 }
 
@@ -339,7 +348,7 @@ impl Timeline {
         };
         let chunk = self.chunk_mut(ci);
         chunk.min_v = chunk.min_v.min(v);
-        chunk.add_slice(slice, 1);
+        chunk.add_slice(slice);
         if chunk.q.back().is_none_or(|b| b.k < k) {
             // Common case: a put-back entity with the latest key of its chunk.
             chunk.q.push_back(e);
@@ -362,7 +371,7 @@ impl Timeline {
         for i in 0..upper.q.len() {
             let slice = slice_of(upper.q[i].se);
             chunk.remove_slice(slice);
-            upper.add_slice(slice, 1);
+            upper.add_slice(slice);
         }
         chunk.recompute_min();
         upper.recompute_min();
@@ -376,10 +385,7 @@ impl Timeline {
         if self.head.q.front().is_some_and(|e| e.k == k) {
             // Common case: the leftmost entity is picked.
             let e = self.head.q.pop_front()?;
-            self.head.remove_slice(slice);
-            if e.v == self.head.min_v {
-                self.head.recompute_min();
-            }
+            self.head.removed(&e, slice);
             self.after_removal(0);
             return Some(e.se);
         }
@@ -394,10 +400,7 @@ impl Timeline {
             return None;
         }
         let e = chunk.q.remove(at)?;
-        chunk.remove_slice(slice);
-        if e.v == chunk.min_v {
-            chunk.recompute_min();
-        }
+        chunk.removed(&e, slice);
         if at == 0 && ci > 0 {
             if let Some(f) = self.more[ci - 1].q.front() {
                 self.firsts[ci - 1] = f.k;
@@ -422,6 +425,11 @@ impl Timeline {
         }
     }
 
+    /// The chunks in key order.
+    fn chunks(&self) -> impl Iterator<Item = &Chunk> + '_ {
+        std::iter::once(&self.head).chain(self.more.iter())
+    }
+
     /// Leftmost entity.
     pub fn first(&self) -> Option<SeId> {
         self.head.q.front().map(|e| e.se)
@@ -429,10 +437,7 @@ impl Timeline {
 
     /// Entities in key order.
     pub fn iter(&self) -> impl Iterator<Item = SeId> + '_ {
-        std::iter::once(&self.head)
-            .chain(self.more.iter())
-            .flat_map(|c| c.q.iter())
-            .map(|e| e.se)
+        self.chunks().flat_map(|c| c.q.iter()).map(|e| e.se)
     }
 
     /// The first entity in key order whose queued vruntime `ok` accepts,
@@ -441,7 +446,7 @@ impl Timeline {
     /// eligibility scan (`vruntime ≤ V`) reads the vruntime kept in the
     /// entry, not the entity.
     pub fn find_first_v(&self, ok: impl Fn(i64) -> bool) -> Option<SeId> {
-        for c in std::iter::once(&self.head).chain(self.more.iter()) {
+        for c in self.chunks() {
             if !ok(c.min_v) {
                 continue;
             }
@@ -454,8 +459,7 @@ impl Timeline {
 
     /// The smallest and the largest slice queued (None: empty).
     pub fn slice_range(&self) -> Option<(u64, u64)> {
-        std::iter::once(&self.head)
-            .chain(self.more.iter())
+        self.chunks()
             .flat_map(|c| c.slices.iter())
             .map(|s| (s.0, s.0))
             .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)))
@@ -493,30 +497,25 @@ impl Timeline {
     pub fn check_aug(&self, slice_of: impl Fn(SeId) -> u64) -> bool {
         let firsts: Vec<i128> = self.more.iter().map(|c| c.q[0].k).collect();
         firsts == self.firsts
-            && std::iter::once(&self.head)
-                .chain(self.more.iter())
-                .all(|c| {
-                    let mut fresh = Chunk {
-                        q: c.q.clone(),
-                        ..Chunk::default()
-                    };
-                    fresh.recompute_min();
-                    for e in &c.q {
-                        fresh.add_slice(slice_of(e.se), 1);
-                    }
-                    let (mut a, mut b) = (fresh.slices, c.slices.clone());
-                    a.sort_unstable();
-                    b.sort_unstable();
-                    fresh.min_v == c.min_v && a == b
-                })
+            && self.chunks().all(|c| {
+                let mut fresh = Chunk {
+                    q: c.q.clone(),
+                    ..Chunk::default()
+                };
+                fresh.recompute_min();
+                for e in &c.q {
+                    fresh.add_slice(slice_of(e.se));
+                }
+                let (mut a, mut b) = (fresh.slices, c.slices.clone());
+                a.sort_unstable();
+                b.sort_unstable();
+                fresh.min_v == c.min_v && a == b
+            })
     }
 
     /// (entity, vruntime it was queued with), in key order.
     pub fn iter_kept(&self) -> impl Iterator<Item = (SeId, i64)> + '_ {
-        std::iter::once(&self.head)
-            .chain(self.more.iter())
-            .flat_map(|c| c.q.iter())
-            .map(|e| (e.se, e.v))
+        self.chunks().flat_map(|c| c.q.iter()).map(|e| (e.se, e.v))
     }
 }
 
