@@ -32,7 +32,7 @@ use crate::clock::Ns;
 use crate::config::TunableSet;
 use crate::cpuset::CpuId;
 use crate::event::EventKind;
-use crate::task::TaskId;
+use crate::task::{Busy, TaskId};
 use crate::tunable::Tunable;
 use crate::workload::Policy;
 
@@ -188,7 +188,38 @@ impl Simulator {
         if at > self.m.now {
             self.m.clear_resched(w.cpu);
             self.events.push(at, EventKind::Resched { cpu: w.cpu });
+            if !w.was_idle {
+                self.stall_until_resched(w.cpu, at, if remote { c.ipi } else { 0 });
+            }
         }
+    }
+
+    /// The target CPU spends the end of a granted preemption's delay in the
+    /// kernel (the IRQ that woke the task, or the resched IPI, then
+    /// `__schedule`): its current task does no user work from `user_until`
+    /// (`now` + the IPI's flight for a remote wakeup) until the switch at
+    /// `at`. Without this the task could finish its burst and block
+    /// inside a window in which, on a real machine, it cannot run (host
+    /// traces of short sleepers: a timer wakeup landing a few µs before
+    /// the running task's burst ends preempts it; shootout.md §5.1).
+    ///
+    /// Modelled by starting the rest of its segment `at − user_until`
+    /// later: the work done by `at` and the segment's end are exact; a
+    /// task that finishes within the IPI's flight is left alone.
+    fn stall_until_resched(&mut self, cpu: CpuId, at: Ns, ipi: Ns) {
+        let Some(t) = self.m.rqs[cpu].curr else {
+            return;
+        };
+        let Some(Busy::Work(_)) = self.m.tasks[t].prog.busy else {
+            return;
+        };
+        let user_until = self.m.now + ipi;
+        if self.m.rqs[cpu].seg_end.is_some_and(|end| end <= user_until) {
+            return;
+        }
+        self.settle(cpu);
+        let already = self.m.rqs[cpu].seg_start.saturating_sub(self.m.now);
+        self.start_segment(cpu, already + (at - user_until));
     }
 
     /// When the periodic tick next hits `cpu` (ticks at or after now).
