@@ -118,3 +118,28 @@ fn lazy_preemption_of_a_remote_busy_cpu_waits_for_its_tick() {
         "{l:?}"
     );
 }
+
+/// A SCHED_FIFO timer wakes 5 µs before the fair task's 1 ms burst ends,
+/// on the one CPU both use: the preemption is granted at once but takes
+/// `wakeup_ns` (8 µs) to happen, time the CPU spends in the IRQ and
+/// `__schedule`, not in the fair task's user code.
+const BURST_END: &str = r#"{"global": {"duration": 1},
+    "tasks": {"fair": {"loop": -1, "run": 1000, "timer": {"ref": "f", "period": 10000}},
+              "rt": {"delay": 1003, "loop": -1, "policy": "SCHED_FIFO", "priority": 10,
+                     "run": 50, "timer": {"ref": "r", "period": 10000}}}}"#;
+
+#[test]
+fn a_task_cannot_finish_its_burst_while_its_cpu_switches_to_a_wakee() {
+    let no_slack = [("timer_slack_ns", 0), ("idle_exit_ns", 0), ("ipi_ns", 0)];
+    let r = run(BURST_END, costs("eevdf", 1, &no_slack));
+    let (fair, rt) = (task(&r, "fair"), task(&r, "rt"));
+    // The fair task starts each period 8 µs late (it wakes the idle CPU)
+    // and would end its burst at 1,008 µs; the RT wakeup at 1,003 µs
+    // preempts it with 5 µs left, every period.
+    assert!(fair.nivcsw >= 95, "{fair:?}");
+    assert_eq!(rt.wakeup_latency_max_us, us(WAKEUP), "{rt:?}");
+    // Each job: 8 µs to start, 995 µs of burst, 8 µs stalled in the
+    // kernel, the RT task's 50 µs, the last 5 µs.
+    assert_eq!(fair.response_max_us, Some(1066.0), "{fair:?}");
+    assert_eq!(fair.jobs_completed, 100, "{fair:?}");
+}
