@@ -457,6 +457,8 @@ def test_fidelity_judges_the_suite_on_both_sides(tmp_path):
     f = json.loads(out.read_text())
     assert sorted(f["workloads"]) == ["nice-hogs", "wake-busy"]
     for w in f["workloads"].values():
+        # The simulator ticks where the host run did (host.tick_phase; HZ >= 100).
+        assert 0 <= w["tick_phase_ns"] < 10_000_000, w
         for row in w["tasks"]:
             j = row["cpu_time_us"]
             # Judged from the numbers shown: ok iff within 3 % of the host's /proc CPU time.
@@ -493,3 +495,42 @@ def test_a_removed_group_gives_its_rt_runtime_back_at_once(tmp_path):
         finally:
             assert undo.undo(str(journal)) == []
         assert not os.path.exists(d)
+
+
+def test_the_tick_phase_puts_the_simulated_ticks_on_the_hosts_jiffy_grid():
+    from schedlab.host import sim_tunables, tick_phase
+
+    # Ticks at multiples of 4 ms (HZ 250) of CLOCK_MONOTONIC: a run starting 1 ms past one
+    # sees its first tick 3 ms in.
+    assert tick_phase(10_001_000_000, 250) == 3_000_000
+    assert tick_phase(12_000_000, 250) == 0
+    assert tick_phase(1, 1000) == 999_999
+    assert tick_phase(5, None) is None
+    assert tick_phase(5, 250, "console=ttyS0 skew_tick=1 quiet") is None
+    assert sim_tunables({"tick_phase_ns": 7}, {"wakeup_ns": 1}) == {"wakeup_ns": 1, "tick_phase_ns": 7}
+    assert sim_tunables({"tick_phase_ns": 7}, {"tick_phase_ns": 2}) == {"tick_phase_ns": 2}
+    assert sim_tunables({"tick_phase_ns": None}) == {}
+
+
+@needs_root
+def test_the_host_ticks_on_the_jiffy_grid_the_simulator_is_given(tmp_path):
+    """host.tick_phase assumes the kernel's ticks fall on multiples of TICK_NSEC of
+    CLOCK_MONOTONIC (the trace clock): two hogs sharing a CPU are preempted at ticks only (their
+    1.4 ms slices end between ticks), so every preemption must land just after a grid point."""
+    trace = tmp_path / "t.txt"
+    tasks, facts, m = _host_run(tmp_path, {"global": {"duration": 1},
+                                           "tasks": {"hog": {"instance": 2, "cpus": [0], "run": 100000}}},
+                                "--trace", str(trace))
+    if facts.get("backend") != "tracefs":
+        pytest.skip("the tick check reads tracefs text")
+    hz, phase, start = facts["hz"], facts["tick_phase_ns"], facts["start_ns"]
+    tick = (10**9 + hz // 2) // hz
+    assert 0 <= phase < tick and (start + phase) % tick == 0
+    offsets = []
+    for line in trace.read_text().splitlines():
+        if ": sched_switch:" in line and "prev_comm=hog-" in line and "prev_state=R" in line:
+            ts_ns = round(float(line.split(": sched_switch:")[0].split()[-1]) * 1e6) * 1000
+            offsets.append((ts_ns - start - phase) % tick)
+    assert len(offsets) > 100, len(offsets)
+    near = sum(o < 300_000 for o in offsets)
+    assert near >= 0.9 * len(offsets), sorted(offsets)

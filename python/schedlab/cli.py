@@ -336,7 +336,8 @@ def _sim_and_host(a: argparse.Namespace) -> Tuple[dict, dict]:
     tun = machine.load(a.machine)[0] if a.machine else {}
     res, info = host.run(a.workload)
     sched = a.scheduler or matching_scheduler()
-    sim = simulate(a.workload, sched, len(info["cpus"]), hz=info.get("hz") or 250, set=tun)
+    sim = simulate(a.workload, sched, len(info["cpus"]), hz=info.get("hz") or 250,
+                   set=host.sim_tunables(info, tun))
     return dict(sim.metrics), dict(res.metrics)
 
 

@@ -5,6 +5,8 @@ Per task: CPU time within 3 %, involuntary switches within 10 %, wakeup latency 
 p90/p99 within 25 % (latencies judged only for tasks that wake often, 100 times or more); per run:
 migrations within a factor of 2 and, with 8 or more CPUs, Jain's index within 1 %. A host figure
 withheld as unreliable (host/reconcile.py) or not measured is reported as such and not judged.
+The simulator's jiffy grid is put where the host run's was (``tick_phase_ns``, host.tick_phase):
+which wakeups wait for a tick depends on it.
 """
 
 from __future__ import annotations
@@ -102,8 +104,10 @@ def fidelity(seconds: int = 3, machine: Optional[str] = None, only: Optional[Lis
             res, info = host.run(path)
             sched = matching_scheduler()
             log(f"fidelity: {name} in the simulator ({sched})")
-            sim = simulate(path, sched, ncpu, hz=info.get("hz") or 250, set=tun)
+            sim = simulate(path, sched, ncpu, hz=info.get("hz") or 250,
+                           set=host.sim_tunables(info, tun))
             out["workloads"][name] = {"about": about, "scheduler": sched,
+                                      "tick_phase_ns": info.get("tick_phase_ns"),
                                       **compare_run(dict(sim.metrics), dict(res.metrics))}
     return out
 
@@ -122,7 +126,9 @@ def table(f: Dict[str, Any]) -> str:
     heads = ["cpu ms", "ivcsw", "lat p50", "lat p90", "lat p99"]
     ok = miss = 0
     for name, w in f["workloads"].items():
-        lines += ["", f"{name}: {w['about']} ({w['scheduler']})",
+        phase = w.get("tick_phase_ns")
+        where = f", ticks {phase / 1e6:g} ms after the start as on the host" if phase is not None else ""
+        lines += ["", f"{name}: {w['about']} ({w['scheduler']}{where})",
                   "task".ljust(12) + "".join(h.rjust(21) for h in heads)]
         for r in w["tasks"]:
             cells = []

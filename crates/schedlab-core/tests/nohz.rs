@@ -6,6 +6,7 @@
 mod common;
 use common::*;
 use schedlab_core::config::SimConfig;
+use schedlab_core::trace::TraceEvent;
 
 fn mode(kind: &str, cpus: usize, nohz: i64) -> SimConfig {
     let mut c = cfg(kind, cpus);
@@ -59,4 +60,42 @@ fn nohz_full_stops_the_tick_of_a_cpu_with_one_task() {
     // NO_HZ_IDLE: the busy CPU ticks 250 times; NO_HZ_FULL: not at all.
     assert!(idle >= 250, "{idle}");
     assert!(full < 10, "{full}");
+}
+
+/// Switch-in times of two hogs sharing one CPU with ticks every 4 ms and a
+/// 1.4 ms slice: every switch after the first is a tick preemption.
+fn tick_switch_times(phase: i64, seed: u64) -> Vec<u64> {
+    let wl = r#"{"global": {"duration": 1}, "tasks": {"h": {"instance": 2, "run": 1000000}}}"#;
+    let mut c = cfg("eevdf-6.18", 1);
+    c.trace = true;
+    c.seed = seed;
+    c.set = vec![("tick_phase_ns".into(), phase)];
+    let r = run(wl, c);
+    let trace = r.trace.expect("trace");
+    trace
+        .records
+        .iter()
+        .filter(|rec| matches!(rec.ev, TraceEvent::Switch { next: Some(_), .. }))
+        .map(|rec| rec.ts)
+        .skip(1)
+        .collect()
+}
+
+#[test]
+fn the_tick_phase_moves_the_jiffy_grid() {
+    for phase in [0i64, 1_000_000, 3_999_999, 4_000_001] {
+        let times = tick_switch_times(phase, 0);
+        assert!(times.len() >= 20, "{phase}: {times:?}");
+        let want = phase as u64 % 4_000_000;
+        for t in &times {
+            assert_eq!(t % 4_000_000, want, "phase {phase}: switch at {t}");
+        }
+    }
+    // -1: drawn from the seed, the same for the same seed, on the grid.
+    let a = tick_switch_times(-1, 7);
+    assert_eq!(a, tick_switch_times(-1, 7));
+    let phases: std::collections::BTreeSet<u64> = (0..8)
+        .map(|s| tick_switch_times(-1, s)[0] % 4_000_000)
+        .collect();
+    assert!(phases.len() > 4, "{phases:?}");
 }

@@ -238,6 +238,38 @@ def _results(res: SimResult, outs: List[str], info: Dict[str, Any]) -> SimResult
     return res
 
 
+def tick_phase(start_ns: int, hz: Optional[int], cmdline: str = "") -> Optional[int]:
+    """Where the kernel's jiffy grid sits after the run's start (CLOCK_MONOTONIC ns): the
+    simulator's ``tick_phase_ns`` that puts its ticks where this run's were.
+
+    The periodic tick fires at multiples of TICK_NSEC of CLOCK_MONOTONIC on every CPU
+    (kernel/time/tick-sched.c ``tick_init_jiffy_update`` aligns ``tick_next_period`` to
+    TICK_NSEC) unless ``skew_tick=1`` offsets each CPU's. Checked on the 2-vCPU 6.18 VM:
+    tick-bound switch-ins in a host trace land 13-33 us after multiples of 4 ms. None when the
+    grid is not one (skewed ticks) or HZ is unknown."""
+    if not hz or "skew_tick=1" in cmdline.split():
+        return None
+    tick_nsec = (1_000_000_000 + hz // 2) // hz
+    return (-start_ns) % tick_nsec
+
+
+def sim_tunables(info: Dict[str, Any], tunables: Optional[Dict[str, int]] = None) -> Dict[str, int]:
+    """Tunables for simulating what a host run measured: `tunables` (a machine profile's, say)
+    with the run's tick phase unless they set one."""
+    out = dict(tunables or {})
+    if info.get("tick_phase_ns") is not None:
+        out.setdefault("tick_phase_ns", info["tick_phase_ns"])
+    return out
+
+
+def _cmdline() -> str:
+    try:
+        with open("/proc/cmdline", encoding="utf-8") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
 def _prepare(workload: str, duration_s: Optional[float], work: str) -> Tuple[int, Plan, str]:
     """Everything that can be refused before the machine is touched."""
     model = check(workload)
@@ -293,7 +325,8 @@ def _measure(plan: Plan, worker: str, dur: int, work: str, cap: Any, tmp: str, j
                       for c in times1 if c in times0}
     trace_path = os.path.join(tmp, "trace.txt")
     info.update({"backend": cap.name, "work": work, "ns_per_loop": npl, "duration_ns": dur,
-                 "start_ns": start, "dropped_events": cap.stop(trace_path), "notes": plan.notes})
+                 "start_ns": start, "dropped_events": cap.stop(trace_path), "notes": plan.notes,
+                 "tick_phase_ns": tick_phase(start, info.get("hz"), _cmdline())})
     return trace_path, outs, dl0
 
 
@@ -377,4 +410,4 @@ def facts() -> Dict[str, Any]:
             print(f"schedlab: cleanup: could not undo {p}", file=sys.stderr)
 
 
-__all__ = ["HostError", "HostBusy", "run", "make", "facts"]
+__all__ = ["HostError", "HostBusy", "run", "make", "facts", "tick_phase", "sim_tunables"]

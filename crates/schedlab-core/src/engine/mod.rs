@@ -118,6 +118,8 @@ pub struct Simulator {
     /// index order; ticks live outside the heap because there are as many
     /// of them as of all other events together.
     next_tick: (Ns, crate::cpuset::CpuId),
+    /// Offset of the jiffy grid from the run's start (`tick_phase_ns`).
+    tick_phase: Ns,
     /// Process name → index in `m.processes` (lookup only, never iterated).
     process_index: std::collections::HashMap<String, usize>,
     autogroup: bool,
@@ -268,6 +270,7 @@ impl Simulator {
             instance_counter: vec![0; wl.tasks.len()],
             next_pid: 1000,
             next_tick: (0, 0),
+            tick_phase: 0,
             process_index: std::collections::HashMap::new(),
             autogroup,
             weights_track_threads: false,
@@ -284,6 +287,8 @@ impl Simulator {
             cfg,
             wl,
         };
+        let phase = sim.tunables.get("tick_phase_ns");
+        sim.tick_phase = nohz::tick_phase(phase, sim.m.tick_ns(), &mut sim.m.rng);
         sim.build_groups();
         if sim.autogroup {
             sim.build_autogroups();
@@ -334,7 +339,10 @@ impl Simulator {
         for (idx, (at, _, _)) in self.cfg.hotplug.iter().enumerate() {
             self.events.push(*at, EventKind::Hotplug { idx });
         }
-        self.next_tick = (self.m.tick_ns(), 0);
+        self.next_tick = (
+            nohz::next_grid_tick(0, self.m.tick_ns(), self.tick_phase),
+            0,
+        );
         if let Some(end) = self.end {
             self.events.push(end, EventKind::End);
         }

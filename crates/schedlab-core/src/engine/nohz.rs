@@ -27,15 +27,45 @@ use crate::cpuset::CpuId;
 use crate::tunable::Tunable;
 use crate::workload::Policy;
 
-/// The tick-mode tunable (an engine tunable).
-pub const NOHZ_TUNABLES: &[Tunable] = &[Tunable {
-    name: "nohz",
-    default: 1,
-    min: 0,
-    max: 2,
-    unit: "",
-    doc: "tick mode: 0 periodic on every CPU, 1 NO_HZ_IDLE (idle CPUs stop their tick; busy CPUs' ticks kick the idle load balancer for them), 2 NO_HZ_FULL on every CPU (a CPU with one runnable task stops its tick too)",
-}];
+/// The tick's tunables (engine tunables): its mode and its phase.
+pub const NOHZ_TUNABLES: &[Tunable] = &[
+    Tunable {
+        name: "nohz",
+        default: 1,
+        min: 0,
+        max: 2,
+        unit: "",
+        doc: "tick mode: 0 periodic on every CPU, 1 NO_HZ_IDLE (idle CPUs stop their tick; busy CPUs' ticks kick the idle load balancer for them), 2 NO_HZ_FULL on every CPU (a CPU with one runnable task stops its tick too)",
+    },
+    Tunable {
+        name: "tick_phase_ns",
+        default: 0,
+        min: -1,
+        max: 1_000_000_000,
+        unit: "ns",
+        doc: "where the jiffy grid sits relative to the run's start: ticks at this offset (modulo the tick period) plus whole periods; -1 draws it from the run's seed (a real machine's is arbitrary, shootout.md 5.4)",
+    },
+];
+
+/// The tick phase of a run (`tick_phase_ns`), in `0..tick`: a negative
+/// value draws it from the run's one RNG (the first draw of the run).
+pub(crate) fn tick_phase(v: Option<i64>, tick: Ns, rng: &mut crate::rng::Rng) -> Ns {
+    match v {
+        Some(p) if p < 0 => rng.below(tick.max(1)),
+        Some(p) => (p as Ns) % tick.max(1),
+        None => 0,
+    }
+}
+
+/// The first jiffy-grid instant strictly after `now` for ticks at `phase`
+/// plus whole periods of `tick` (time 0 itself is never a tick).
+pub(crate) fn next_grid_tick(now: Ns, tick: Ns, phase: Ns) -> Ns {
+    if now < phase {
+        return phase;
+    }
+    let floor = now - (now - phase) % tick;
+    super::exec::later(floor, tick)
+}
 
 /// The tick mode of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -104,9 +134,9 @@ impl Simulator {
         if !self.tick_parked || !(0..self.m.nr_cpus()).any(|c| self.cpu_ticks(c)) {
             return;
         }
-        let tick = self.m.tick_ns();
         self.tick_parked = false;
-        self.next_tick = (super::exec::later((self.m.now / tick) * tick, tick), 0);
+        let at = next_grid_tick(self.m.now, self.m.tick_ns(), self.tick_phase);
+        self.next_tick = (at, 0);
     }
 
     /// The NOHZ idle balancer, from the tick of busy `cpu`.
