@@ -70,30 +70,32 @@ pub enum OnRq {
     Delayed,
 }
 
-/// Where a task is in its rt-app program.
+/// Where a task is in its rt-app program (`repr(C)`: what each step reads
+/// first; it follows the hot line of [`Task`]).
 #[derive(Debug, Clone, Default)]
+#[repr(C)]
 pub struct Prog {
-    /// Completed iterations of the whole phase list.
-    pub loops_done: u64,
-    /// Current phase.
-    pub phase: usize,
-    /// Completed iterations of the current phase.
-    pub phase_loops_done: u64,
-    /// Next event in the current phase.
-    pub event: usize,
     /// Remaining work of the current `run` (reference ns) or, for `runtime`,
     /// the wall-clock end time; `None` when no busy event is in progress.
     pub busy: Option<Busy>,
-    /// The phase's attributes were applied (done once per phase entry).
-    pub phase_applied: bool,
-    /// Mutex to re-take after a condition wait.
-    pub relock: Option<crate::workload::Name>,
-    /// The start delay was already served.
-    pub delay_done: bool,
+    /// Next event in the current phase.
+    pub event: usize,
+    /// Current phase.
+    pub phase: usize,
     /// Work of the current `run` not yet handed to `busy`: a `run` too
     /// long to time in one segment without passing the end of simulated
     /// time is done in chunks (engine/exec.rs).
     pub work_pending: u64,
+    /// Completed iterations of the whole phase list.
+    pub loops_done: u64,
+    /// Completed iterations of the current phase.
+    pub phase_loops_done: u64,
+    /// Mutex to re-take after a condition wait.
+    pub relock: Option<crate::workload::Name>,
+    /// The phase's attributes were applied (done once per phase entry).
+    pub phase_applied: bool,
+    /// The start delay was already served.
+    pub delay_done: bool,
 }
 
 /// A busy event in progress.
@@ -106,8 +108,42 @@ pub enum Busy {
 }
 
 /// One simulated thread.
+///
+/// `repr(C)`, cache-line aligned, with the fields every switch, tick and wakeup touches first
+/// (one cache line: policy to `waking_since`, then the program position):
+/// with thousands of tasks per CPU each switch finds its task cold in the
+/// cache, and Rust's own field order spread those fields over four lines.
 #[derive(Debug, Clone)]
+#[repr(C, align(64))]
 pub struct Task {
+    /// Scheduling policy.
+    pub policy: Policy,
+    /// State.
+    pub state: TaskState,
+    /// Queued in its class?
+    pub on_rq: OnRq,
+    /// Memory intensity, parts per million (exectime.rs).
+    pub mem_ppm: u32,
+    /// CPU it is queued on or last ran on (`task_cpu`).
+    pub cpu: CpuId,
+    /// Last time it started running on a CPU (for cache hotness).
+    pub last_run_start: Ns,
+    /// Last time it stopped running.
+    pub last_run_end: Ns,
+    /// Time it last became runnable-but-not-running.
+    pub runnable_since: Option<Ns>,
+    /// Time of the last `sched_waking`, until the task runs.
+    pub waking_since: Option<Ns>,
+    /// The rt-app program position.
+    pub prog: Prog,
+    /// Load weight from the nice table (3 for SCHED_IDLE).
+    pub weight: u64,
+    /// Task group index (`Machine::groups`), 0 = root.
+    pub group: usize,
+    /// Generation of the pending sleep timer (stale wakeups are ignored).
+    pub sleep_gen: u64,
+    /// Custom slice requested via `sched_attr.sched_runtime` (rt-app `dl-runtime` on fair policies).
+    pub custom_slice: Option<Ns>,
     /// Index in `Machine::tasks`.
     pub id: TaskId,
     /// Thread name (`comm`, at most 15 characters in traces).
@@ -120,52 +156,24 @@ pub struct Task {
     pub def: usize,
     /// Process index (`Machine::processes`).
     pub process: usize,
-    /// Scheduling policy.
-    pub policy: Policy,
     /// Nice value (fair policies).
     pub nice: i32,
     /// RT priority 1..=99 for SCHED_FIFO/RR (0 otherwise).
     pub rt_priority: u32,
     /// SCHED_DEADLINE parameters (runtime, deadline, period), ns.
     pub dl: DlAttr,
-    /// Memory intensity, parts per million (exectime.rs).
-    pub mem_ppm: u32,
-    /// Custom slice requested via `sched_attr.sched_runtime` (rt-app `dl-runtime` on fair policies).
-    pub custom_slice: Option<Ns>,
-    /// Load weight from the nice table (3 for SCHED_IDLE).
-    pub weight: u64,
     /// Allowed CPUs.
     pub affinity: CpuSet,
     /// Affinity as requested by the workload; `affinity` is it restricted to
     /// online CPUs (all online CPUs if none of them is online, as
     /// `select_fallback_rq` does).
     pub affinity_req: CpuSet,
-    /// Task group index (`Machine::groups`), 0 = root.
-    pub group: usize,
-    /// State.
-    pub state: TaskState,
-    /// Queued in its class?
-    pub on_rq: OnRq,
-    /// CPU it is queued on or last ran on (`task_cpu`).
-    pub cpu: CpuId,
-    /// Last time it started running on a CPU (for cache hotness).
-    pub last_run_start: Ns,
-    /// Last time it stopped running.
-    pub last_run_end: Ns,
-    /// The rt-app program position.
-    pub prog: Prog,
     /// Per-thread timers (`unique*` refs): name → next activation.
     pub own_timers: Vec<(String, Ns)>,
     /// Creation time.
     pub created: Ns,
     /// Exit time.
     pub exited: Option<Ns>,
-    /// Generation of the pending sleep timer (stale wakeups are ignored).
-    pub sleep_gen: u64,
-    /// Time of the last `sched_waking`, until the task runs.
-    pub waking_since: Option<Ns>,
-    /// Time it last became runnable-but-not-running.
-    pub runnable_since: Option<Ns>,
 }
 
 impl Task {

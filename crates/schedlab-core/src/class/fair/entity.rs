@@ -232,10 +232,10 @@ pub struct Timeline {
     head: Chunk,
     /// Further chunks in key order, each non-empty; empty while `head`
     /// holds everything.
-    more: Vec<Chunk>,
+    more: VecDeque<Chunk>,
     /// The first key of each chunk of `more` (searched without touching
     /// the chunks' buffers).
-    firsts: Vec<i128>,
+    firsts: VecDeque<i128>,
     len: usize,
 }
 
@@ -248,10 +248,11 @@ struct Entry {
     v: i64,
 }
 
-/// One sorted ring buffer of entries with the smallest vruntime and the
+/// One sorted ring buffer of entries with a lower bound of their
+/// vruntimes (exact after an insert or a split; removals leave it) and the
 /// slices it holds: the kernel's augmented rbtree (`min_vruntime_cb`, 6.6+,
-/// and `se->min_slice`, 6.12+), here per chunk. A chunk whose smallest
-/// vruntime is not eligible holds no eligible entity
+/// and `se->min_slice`, 6.12+), here per chunk. A chunk whose bound is not
+/// eligible holds no eligible entity
 /// ([`Timeline::find_first_v`]); the queue's smallest and largest slice
 /// are a look at each chunk's ([`Timeline::slice_range`]).
 #[derive(Debug, Clone)]
@@ -295,12 +296,16 @@ impl Chunk {
         self.min_v = self.q.iter().map(|e| e.v).min().unwrap_or(i64::MAX);
     }
 
-    /// Keep the smallest vruntime and the slices after `e`, queued with
-    /// `slice`, left this chunk.
-    fn removed(&mut self, e: &Entry, slice: u64) {
+    /// Keep the slices after `e`, queued with `slice`, left this chunk.
+    /// `min_v` stays what it was: a lower bound of the chunk's vruntimes is
+    /// all `Timeline::find_first_v` needs to skip a chunk (a chunk is
+    /// skipped only if even its bound fails), and rescanning the chunk at
+    /// every removal of its smallest (each pick, with equal slices) cost
+    /// more than the occasional needless scan. Splits recompute it.
+    fn removed(&mut self, _e: &Entry, slice: u64) {
         self.remove_slice(slice);
-        if e.v == self.min_v {
-            self.recompute_min();
+        if self.q.is_empty() {
+            self.min_v = i64::MAX;
         }
     }
 }
@@ -420,8 +425,10 @@ impl Timeline {
                 self.firsts.remove(ci - 1);
             }
         } else if self.head.q.is_empty() && !self.more.is_empty() {
-            self.head = self.more.remove(0);
-            self.firsts.remove(0);
+            // A queue that drains from the left (every pick) moves on one
+            // chunk at a time: O(1), not a shift of every later chunk.
+            self.head = self.more.pop_front().unwrap_or_default();
+            self.firsts.pop_front();
         }
     }
 
@@ -492,10 +499,11 @@ impl Timeline {
         self.len == 0
     }
 
-    /// Each chunk's first key, smallest vruntime and slices are those of
-    /// its entries, `slice_of` giving each entity's (invariant checks).
+    /// Each chunk's first key and slices are those of its entries and its
+    /// vruntime bound is at most their smallest, `slice_of` giving each
+    /// entity's (invariant checks).
     pub fn check_aug(&self, slice_of: impl Fn(SeId) -> u64) -> bool {
-        let firsts: Vec<i128> = self.more.iter().map(|c| c.q[0].k).collect();
+        let firsts: VecDeque<i128> = self.more.iter().map(|c| c.q[0].k).collect();
         firsts == self.firsts
             && self.chunks().all(|c| {
                 let mut fresh = Chunk {
@@ -509,7 +517,7 @@ impl Timeline {
                 let (mut a, mut b) = (fresh.slices, c.slices.clone());
                 a.sort_unstable();
                 b.sort_unstable();
-                fresh.min_v == c.min_v && a == b
+                c.min_v <= fresh.min_v && a == b
             })
     }
 
