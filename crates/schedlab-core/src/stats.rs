@@ -69,35 +69,37 @@ pub struct Activation {
     pub deadline: Ns,
 }
 
-/// Per-task counters.
+/// Per-task counters (`repr(C)`, cache-line aligned: the counters every
+/// switch updates share the first line; see [`crate::task::Task`]).
 #[derive(Debug, Clone, Default)]
+#[repr(C, align(64))]
 pub struct TaskStats {
     /// Time on a CPU.
     pub cpu_time: Ns,
     /// Time runnable but not running.
     pub wait_time: Ns,
-    /// Waking → running latencies.
-    pub wakeup_latency: LatencyStats,
     /// Voluntary context switches (the task blocked).
     pub nvcsw: u64,
     /// Involuntary context switches (preempted while runnable).
     pub nivcsw: u64,
-    /// CPU changes.
-    pub migrations: u64,
     /// `run` work completed, reference ns.
     pub work_done: u64,
-    /// Timer activations.
-    pub activations: Vec<Activation>,
-    /// Start of the current job (first run after its release).
-    pub job_start: Option<Ns>,
-    /// Release of the current (or awaited) job and its relative deadline.
-    pub job: Option<(Ns, Ns)>,
-    /// The task sleeps on its timer until this release.
-    pub awaiting: Option<Ns>,
     /// `work_done` when the task was last switched in (start of its quantum).
     pub quantum_work: u64,
+    /// The task sleeps on its timer until this release.
+    pub awaiting: Option<Ns>,
+    /// Start of the current job (first run after its release).
+    pub job_start: Option<Ns>,
+    /// CPU changes.
+    pub migrations: u64,
     /// Completed iterations of the phase list.
     pub loops_done: u64,
+    /// Release of the current (or awaited) job and its relative deadline.
+    pub job: Option<(Ns, Ns)>,
+    /// Timer activations.
+    pub activations: Vec<Activation>,
+    /// Waking → running latencies.
+    pub wakeup_latency: LatencyStats,
 }
 
 /// Statistics of a whole run.
