@@ -63,9 +63,13 @@ impl Simulator {
         let product_room = u128::MAX / num.max(den) / CHUNK_MARGIN;
         // Only the ratio matters, and only roughly (CHUNK_SLOWDOWN is the
         // margin): keep both under 2^60 so `room * num` cannot overflow.
-        while num >= 1 << 60 || den >= 1 << 60 {
-            num >>= 1;
-            den = (den >> 1).max(1);
+        // (One shift by k, the loop `num >>= 1; den = max(den >> 1, 1)`
+        // until both are under 2^60 done at once.)
+        let bits = |x: u128| 128 - x.leading_zeros();
+        let k = bits(num).max(bits(den)).saturating_sub(60);
+        if k > 0 {
+            num >>= k;
+            den = (den >> k).max(1);
         }
         let room = (Ns::MAX - self.m.now) as u128 / CHUNK_SLOWDOWN;
         let fits = (room * num / den).min(product_room).min(u64::MAX as u128) as u64;
@@ -108,7 +112,11 @@ impl Simulator {
             if p.phase_loops_done >= phase_loops {
                 p.phase_loops_done = 0;
                 p.phase += 1;
-                p.phase_applied = false;
+                // Entering another phase applies its attributes. A
+                // one-phase program re-enters the phase it is in, whose
+                // attributes are the task's already (only this function
+                // sets them): nothing to apply, every loop.
+                p.phase_applied = nphases == 1;
                 if p.phase >= nphases {
                     p.phase = 0;
                     p.loops_done += 1;
