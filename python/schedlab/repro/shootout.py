@@ -49,7 +49,7 @@ def _jitter(spec: dict, probe: dict, hogs: int) -> dict:
 def _run(spec: dict, wl: dict, sched: str, seed: int, trace: bool = False):
     p = spec["platform"]
     return simulate(wl, sched, p["cpus"], smt=p["smt"], hz=p["hz"], seed=seed, trace=trace,
-                    set={"noise_interval_us": p["noise_interval_us"], "preempt_model": p["preempt_model"]})
+                    set={k: p[k] for k in ("noise_interval_us", "preempt_model", "tick_phase_ns") if k in p})
 
 
 def lateness(ftrace: str, probes: List[str], slack_us: float) -> Dict[str, List[float]]:
