@@ -23,6 +23,8 @@
 //!
 //! The delays apply only when a wakeup (or a new task) makes its target CPU
 //! reschedule; the switch itself then costs `context_switch_ns` as before.
+//! The target's current task does no user work while its CPU is in the
+//! kernel for the delay (`stall_until_resched`).
 //! With every cost 0 (`zero_costs`) the engine behaves exactly as without
 //! this module. Defaults are measured on a 2-vCPU Firecracker VM running
 //! Linux 6.18 (HZ 250, preempt=none), docs/model.md "Wakeup costs".
