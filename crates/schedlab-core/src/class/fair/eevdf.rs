@@ -475,14 +475,34 @@ impl Fair {
         self.update_curr(m, rq);
         if self.p.rules_618 {
             // 6.17+ (§5.3): a shorter-slice wakee ignores curr's protection
-            // for this one pick; not picked, it shortens the protection.
+            // for this one pick. 6.18-stable (the context of its review
+            // patch 788/957, May 2026): a wakee that is not picked shortens
+            // curr's protection to v + the smallest queued slice
+            // (`update_protect_slice`), short or not; and the pick is
+            // `pick_next_entity`, which reaps a delayed entity it finds and
+            // picks again (ac8e69e69363 "Fix wakeup_preempt_fair() vs
+            // delayed dequeue", in that series): a delayed entity is past
+            // its 0-lag point and must not decide the preemption.
             let short = self.p.preempt_short && self.se[pse].slice < self.se[se].slice;
-            if self.pick_eevdf_protect(m, rq, !short) == Some(pse) {
-                if short {
-                    self.cancel_protect_slice(se);
+            loop {
+                match self.pick_eevdf_protect(m, rq, !short) {
+                    Some(n) if n == pse => {
+                        if short {
+                            self.cancel_protect_slice(se);
+                        }
+                        m.resched(cpu);
+                        return;
+                    }
+                    Some(n) if self.se[n].delayed => {
+                        self.dequeue_entities(m, n, DequeueFlags::SLEEP | DequeueFlags::DELAYED);
+                        if let Some(t) = self.se[n].task {
+                            m.note_delayed_dequeue_done(t);
+                        }
+                    }
+                    _ => break,
                 }
-                m.resched(cpu);
-            } else if self.p.run_to_parity && short {
+            }
+            if self.p.run_to_parity {
                 let min = self.cfs_rq_min_slice(rq);
                 let e = &mut self.se[se];
                 e.vprot = e.vprot.min(e.vruntime + calc_delta_fair(min, e.lw) as i64);
