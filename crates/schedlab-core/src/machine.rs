@@ -64,6 +64,9 @@ pub struct Machine {
     pub topo: Topology,
     /// Tick frequency.
     pub hz: u32,
+    /// Where the jiffy grid sits after the run's start (`tick_phase_ns`,
+    /// engine/nohz.rs): ticks fall at this plus whole tick periods.
+    pub tick_phase: Ns,
     /// All tasks ever created, by id.
     pub tasks: Vec<Task>,
     /// Processes, by index.
@@ -123,6 +126,12 @@ impl Machine {
     /// Length of a tick.
     pub fn tick_ns(&self) -> Ns {
         tick_ns(self.hz)
+    }
+
+    /// How far `now` is into its jiffy (since the last tick instant).
+    pub fn into_jiffy(&self) -> Ns {
+        let tick = self.tick_ns().max(1);
+        (self.now + tick - self.tick_phase % tick) % tick
     }
 
     /// Whether a task has ever had SCHED_IDLE in this run.

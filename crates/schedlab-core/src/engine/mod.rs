@@ -118,8 +118,6 @@ pub struct Simulator {
     /// index order; ticks live outside the heap because there are as many
     /// of them as of all other events together.
     next_tick: (Ns, crate::cpuset::CpuId),
-    /// Offset of the jiffy grid from the run's start (`tick_phase_ns`).
-    tick_phase: Ns,
     /// Process name → index in `m.processes` (lookup only, never iterated).
     process_index: std::collections::HashMap<String, usize>,
     autogroup: bool,
@@ -223,6 +221,7 @@ impl Simulator {
         let m = Machine {
             now: 0,
             hz: cfg.hz,
+            tick_phase: 0,
             tasks: vec![],
             processes: vec![],
             groups: vec![TaskGroup {
@@ -270,7 +269,6 @@ impl Simulator {
             instance_counter: vec![0; wl.tasks.len()],
             next_pid: 1000,
             next_tick: (0, 0),
-            tick_phase: 0,
             process_index: std::collections::HashMap::new(),
             autogroup,
             weights_track_threads: false,
@@ -288,7 +286,7 @@ impl Simulator {
             wl,
         };
         let phase = sim.tunables.get("tick_phase_ns");
-        sim.tick_phase = nohz::tick_phase(phase, sim.m.tick_ns(), &mut sim.m.rng);
+        sim.m.tick_phase = nohz::tick_phase(phase, sim.m.tick_ns(), &mut sim.m.rng);
         sim.build_groups();
         if sim.autogroup {
             sim.build_autogroups();
@@ -340,7 +338,7 @@ impl Simulator {
             self.events.push(*at, EventKind::Hotplug { idx });
         }
         self.next_tick = (
-            nohz::next_grid_tick(0, self.m.tick_ns(), self.tick_phase),
+            nohz::next_grid_tick(0, self.m.tick_ns(), self.m.tick_phase),
             0,
         );
         if let Some(end) = self.end {

@@ -135,7 +135,7 @@ impl Simulator {
             return;
         }
         self.tick_parked = false;
-        let at = next_grid_tick(self.m.now, self.m.tick_ns(), self.tick_phase);
+        let at = next_grid_tick(self.m.now, self.m.tick_ns(), self.m.tick_phase);
         self.next_tick = (at, 0);
     }
 

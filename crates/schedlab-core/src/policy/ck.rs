@@ -300,8 +300,7 @@ impl Ck {
             self.check_deadline(m, c);
         }
         // BFS `rq->dither`: scheduled in the first half of a tick period.
-        let tick = m.tick_ns().max(1);
-        self.dither[cpu] = m.now % tick <= tick / 2;
+        self.dither[cpu] = m.into_jiffy() <= m.tick_ns() / 2;
     }
 
     /// The best idle CPU for `t`, ranked by locality from `from`.
