@@ -88,23 +88,23 @@ impl Simulator {
     fn current_event(&mut self, t: TaskId) -> Option<Event> {
         let def = self.m.tasks[t].def;
         loop {
-            let d = &self.wl.tasks[def];
+            // The flat copy of the programs (engine/program.rs).
+            let d = self.programs.defs[def];
             let p = &self.m.tasks[t].prog;
             if let Some(l) = d.loops {
                 if p.loops_done >= l {
                     return None;
                 }
             }
-            let phase = &d.phases[p.phase];
-            if p.event < phase.events.len() {
+            let phase = *self.programs.phase(def, p.phase);
+            if p.event < phase.events {
                 if !p.phase_applied {
                     self.apply_phase_attrs(t);
                 }
-                let d = &self.wl.tasks[def];
-                let p = &self.m.tasks[t].prog;
-                return Some(d.phases[p.phase].events[p.event].clone());
+                let event = self.m.tasks[t].prog.event;
+                return Some(self.programs.event(&phase, event).clone());
             }
-            let nphases = d.phases.len();
+            let nphases = d.phases;
             let phase_loops = phase.loops;
             let p = &mut self.m.tasks[t].prog;
             p.event = 0;

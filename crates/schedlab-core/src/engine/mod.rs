@@ -18,6 +18,7 @@ pub mod hotplug;
 pub mod latency;
 pub mod nohz;
 mod noise;
+mod program;
 mod segments;
 pub mod smt;
 pub mod sync;
@@ -89,6 +90,8 @@ pub struct Simulator {
     pub classes: Stack,
     /// The workload.
     pub wl: Workload,
+    /// Its programs laid out flat for the event loop (engine/program.rs).
+    programs: program::Programs,
     /// Configuration.
     pub cfg: SimConfig,
     /// Effective tunables.
@@ -283,6 +286,7 @@ impl Simulator {
             task_start: vec![],
             error: None,
             cfg,
+            programs: program::Programs::default(),
             wl,
         };
         let phase = sim.tunables.get("tick_phase_ns");
@@ -309,6 +313,8 @@ impl Simulator {
         sim.classes = stack;
         sim.check_policies(resolved.scheduler.name)?;
         sim.sync.intern(&mut sim.wl);
+        // After interning: the copy shares the numbered names' `Rc`s.
+        sim.programs = program::Programs::of(&sim.wl);
         sim.init_barriers();
         sim.start();
         if let Some(e) = sim.error.take() {
