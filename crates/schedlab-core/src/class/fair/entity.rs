@@ -451,15 +451,23 @@ impl Timeline {
     /// `ok` monotone (false for a value ⇒ false for every larger one): a
     /// chunk whose smallest vruntime fails is skipped whole. The pick's
     /// eligibility scan (`vruntime ≤ V`) reads the vruntime kept in the
-    /// entry, not the entity.
-    pub fn find_first_v(&self, ok: impl Fn(i64) -> bool) -> Option<SeId> {
-        for c in self.chunks() {
+    /// entry, not the entity. A chunk scanned to its end without a match
+    /// leaves with its exact smallest vruntime as its bound (removals
+    /// leave a looser one), so it is skipped next time.
+    pub fn find_first_v(&mut self, ok: impl Fn(i64) -> bool) -> Option<SeId> {
+        let more = self.more.iter_mut();
+        for c in std::iter::once(&mut self.head).chain(more) {
             if !ok(c.min_v) {
                 continue;
             }
-            if let Some(e) = c.q.iter().find(|e| ok(e.v)) {
-                return Some(e.se);
+            let mut min = i64::MAX;
+            for e in &c.q {
+                if ok(e.v) {
+                    return Some(e.se);
+                }
+                min = min.min(e.v);
             }
+            c.min_v = min;
         }
         None
     }
