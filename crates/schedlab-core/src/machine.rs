@@ -128,10 +128,21 @@ impl Machine {
         tick_ns(self.hz)
     }
 
-    /// How far `now` is into its jiffy (since the last tick instant).
-    pub fn into_jiffy(&self) -> Ns {
+    /// The first jiffy-grid instant strictly after `t` (ticks fall at
+    /// `tick_phase` plus whole tick periods; time 0 itself is never one).
+    pub fn next_tick_after(&self, t: Ns) -> Ns {
         let tick = self.tick_ns().max(1);
-        (self.now + tick - self.tick_phase % tick) % tick
+        if t < self.tick_phase {
+            return self.tick_phase;
+        }
+        let last = t - (t - self.tick_phase) % tick;
+        last.saturating_add(tick)
+    }
+
+    /// How far `now` is into its jiffy (since the last tick instant, or
+    /// since the grid's would-be tick before the first one).
+    pub fn into_jiffy(&self) -> Ns {
+        self.now + self.tick_ns().max(1) - self.next_tick_after(self.now)
     }
 
     /// Whether a task has ever had SCHED_IDLE in this run.

@@ -262,14 +262,6 @@ def sim_tunables(info: Dict[str, Any], tunables: Optional[Dict[str, int]] = None
     return out
 
 
-def _cmdline() -> str:
-    try:
-        with open("/proc/cmdline", encoding="utf-8") as f:
-            return f.read()
-    except OSError:
-        return ""
-
-
 def _prepare(workload: str, duration_s: Optional[float], work: str) -> Tuple[int, Plan, str]:
     """Everything that can be refused before the machine is touched."""
     model = check(workload)
@@ -326,7 +318,7 @@ def _measure(plan: Plan, worker: str, dur: int, work: str, cap: Any, tmp: str, j
     trace_path = os.path.join(tmp, "trace.txt")
     info.update({"backend": cap.name, "work": work, "ns_per_loop": npl, "duration_ns": dur,
                  "start_ns": start, "dropped_events": cap.stop(trace_path), "notes": plan.notes,
-                 "tick_phase_ns": tick_phase(start, info.get("hz"), _cmdline())})
+                 "tick_phase_ns": tick_phase(start, info.get("hz"), read("/proc/cmdline") or "")})
     return trace_path, outs, dl0
 
 

@@ -343,10 +343,7 @@ impl Simulator {
         for (idx, (at, _, _)) in self.cfg.hotplug.iter().enumerate() {
             self.events.push(*at, EventKind::Hotplug { idx });
         }
-        self.next_tick = (
-            nohz::next_grid_tick(0, self.m.tick_ns(), self.m.tick_phase),
-            0,
-        );
+        self.next_tick = (self.m.next_tick_after(0), 0);
         if let Some(end) = self.end {
             self.events.push(end, EventKind::End);
         }

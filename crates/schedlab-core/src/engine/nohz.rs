@@ -57,16 +57,6 @@ pub(crate) fn tick_phase(v: Option<i64>, tick: Ns, rng: &mut crate::rng::Rng) ->
     }
 }
 
-/// The first jiffy-grid instant strictly after `now` for ticks at `phase`
-/// plus whole periods of `tick` (time 0 itself is never a tick).
-pub(crate) fn next_grid_tick(now: Ns, tick: Ns, phase: Ns) -> Ns {
-    if now < phase {
-        return phase;
-    }
-    let floor = now - (now - phase) % tick;
-    super::exec::later(floor, tick)
-}
-
 /// The tick mode of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum TickMode {
@@ -135,8 +125,7 @@ impl Simulator {
             return;
         }
         self.tick_parked = false;
-        let at = next_grid_tick(self.m.now, self.m.tick_ns(), self.m.tick_phase);
-        self.next_tick = (at, 0);
+        self.next_tick = (self.m.next_tick_after(self.m.now), 0);
     }
 
     /// The NOHZ idle balancer, from the tick of busy `cpu`.

@@ -493,12 +493,7 @@ impl Fair {
                         m.resched(cpu);
                         return;
                     }
-                    Some(n) if self.se[n].delayed => {
-                        self.dequeue_entities(m, n, DequeueFlags::SLEEP | DequeueFlags::DELAYED);
-                        if let Some(t) = self.se[n].task {
-                            m.note_delayed_dequeue_done(t);
-                        }
-                    }
+                    Some(n) if self.se[n].delayed => self.reap_delayed(m, n),
                     _ => break,
                 }
             }

@@ -296,13 +296,14 @@ impl Chunk {
         self.min_v = self.q.iter().map(|e| e.v).min().unwrap_or(i64::MAX);
     }
 
-    /// Keep the slices after `e`, queued with `slice`, left this chunk.
+    /// Keep the slices after an entry queued with `slice` left this chunk.
     /// `min_v` stays what it was: a lower bound of the chunk's vruntimes is
     /// all `Timeline::find_first_v` needs to skip a chunk (a chunk is
     /// skipped only if even its bound fails), and rescanning the chunk at
     /// every removal of its smallest (each pick, with equal slices) cost
-    /// more than the occasional needless scan. Splits recompute it.
-    fn removed(&mut self, _e: &Entry, slice: u64) {
+    /// more than the occasional needless scan. Splits recompute it, and a
+    /// search that scans the chunk through makes it exact.
+    fn removed(&mut self, slice: u64) {
         self.remove_slice(slice);
         if self.q.is_empty() {
             self.min_v = i64::MAX;
@@ -390,7 +391,7 @@ impl Timeline {
         if self.head.q.front().is_some_and(|e| e.k == k) {
             // Common case: the leftmost entity is picked.
             let e = self.head.q.pop_front()?;
-            self.head.removed(&e, slice);
+            self.head.removed(slice);
             self.after_removal(0);
             return Some(e.se);
         }
@@ -405,7 +406,7 @@ impl Timeline {
             return None;
         }
         let e = chunk.q.remove(at)?;
-        chunk.removed(&e, slice);
+        chunk.removed(slice);
         if at == 0 && ci > 0 {
             if let Some(f) = self.more[ci - 1].q.front() {
                 self.firsts[ci - 1] = f.k;

@@ -349,6 +349,15 @@ impl Fair {
         }
     }
 
+    /// A pick found delayed entity `se`: finish its dequeue (linux-eevdf.md
+    /// §8, `pick_next_entity`); the caller picks again.
+    fn reap_delayed(&mut self, m: &mut Machine, se: SeId) {
+        self.dequeue_entities(m, se, DequeueFlags::SLEEP | DequeueFlags::DELAYED);
+        if let Some(t) = self.se[se].task {
+            m.note_delayed_dequeue_done(t);
+        }
+    }
+
     /// `dequeue_entities` from `se` upwards. Returns false if the first
     /// entity's dequeue was delayed.
     fn dequeue_entities(&mut self, m: &mut Machine, se: SeId, flags: DequeueFlags) -> bool {
@@ -613,11 +622,7 @@ impl SchedClass for Fair {
                 }
                 let se = self.pick_next_entity(m, rq)?;
                 if self.se[se].delayed {
-                    // Reap the delayed entity (linux-eevdf.md §8) and start over.
-                    self.dequeue_entities(m, se, DequeueFlags::SLEEP | DequeueFlags::DELAYED);
-                    if let Some(t) = self.se[se].task {
-                        m.note_delayed_dequeue_done(t);
-                    }
+                    self.reap_delayed(m, se);
                     continue 'again;
                 }
                 match self.se[se].my_q {
