@@ -1,4 +1,8 @@
 //! `cargo run --example run -- FILE [eevdf|cfs] [CPUS]`: print a run's metrics as JSON.
+//! Environment: `SCHEDLAB_FTRACE` (print the trace instead), `SCHEDLAB_HZ`
+//! (tick rate), `SCHEDLAB_ZERO_COSTS` (no wakeup/switch costs) and
+//! `SCHEDLAB_REPEAT` (run N times, print the last: for profilers) and
+//! `SCHEDLAB_PERFETTO=PATH` (also write the trace there as Perfetto).
 use schedlab_core::config::SimConfig;
 
 fn main() {
@@ -14,10 +18,33 @@ fn main() {
     let cfg = SimConfig {
         scheduler: args.get(2).map_or("eevdf", |s| s.as_str()).into(),
         cpus: args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1),
-        trace: std::env::var("SCHEDLAB_FTRACE").is_ok(),
+        trace: std::env::var("SCHEDLAB_FTRACE").is_ok()
+            || std::env::var("SCHEDLAB_PERFETTO").is_ok(),
+        zero_costs: std::env::var("SCHEDLAB_ZERO_COSTS").is_ok(),
         ..SimConfig::default()
     };
+    let env_num = |k: &str| std::env::var(k).ok().and_then(|s| s.parse::<u32>().ok());
+    let cfg = SimConfig {
+        hz: env_num("SCHEDLAB_HZ").unwrap_or(cfg.hz),
+        ..cfg
+    };
+    for _ in 1..env_num("SCHEDLAB_REPEAT").unwrap_or(1) {
+        let _ = schedlab_core::simulate(path, &text, cfg.clone());
+    }
     match schedlab_core::simulate(path, &text, cfg) {
+        Ok(r) if std::env::var("SCHEDLAB_PERFETTO").is_ok() => {
+            let out = std::env::var("SCHEDLAB_PERFETTO").unwrap_or_default();
+            let mut f = std::io::BufWriter::new(std::fs::File::create(&out).unwrap_or_else(|e| {
+                eprintln!("{out}: {e}");
+                std::process::exit(2)
+            }));
+            if let Some(t) = &r.trace {
+                if let Err(e) = schedlab_core::trace::perfetto::write(t, &mut f) {
+                    eprintln!("{out}: {e}");
+                    std::process::exit(2)
+                }
+            }
+        }
         Ok(r) if r.trace.is_some() => {
             if let Some(t) = &r.trace {
                 print!("{}", schedlab_core::trace::ftrace::render(t));

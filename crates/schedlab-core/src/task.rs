@@ -91,7 +91,7 @@ pub struct Prog {
     /// Completed iterations of the current phase.
     pub phase_loops_done: u64,
     /// Mutex to re-take after a condition wait.
-    pub relock: Option<crate::workload::Name>,
+    pub relock: Option<usize>,
     /// The phase's attributes were applied (done once per phase entry).
     pub phase_applied: bool,
     /// The start delay was already served.
@@ -168,8 +168,8 @@ pub struct Task {
     /// online CPUs (all online CPUs if none of them is online, as
     /// `select_fallback_rq` does).
     pub affinity_req: CpuSet,
-    /// Per-thread timers (`unique*` refs): name → next activation.
-    pub own_timers: Vec<(String, Ns)>,
+    /// Per-thread timers (`unique*` refs): (timer number, next activation).
+    pub own_timers: Vec<(u32, Ns)>,
     /// Creation time.
     pub created: Ns,
     /// Exit time.

@@ -5,12 +5,13 @@
 //! starts busy work (`run`, `runtime`), blocks, or exits. Busy work ends
 //! with a `SegmentEnd` event, and the task steps again.
 
+use super::program::Op;
 use super::{SimError, Simulator};
 use crate::class::Waker;
 use crate::clock::Ns;
 use crate::stats::Activation;
 use crate::task::{Busy, TaskId};
-use crate::workload::{Event, Name, Policy, TimerMode};
+use crate::workload::{Policy, TimerMode};
 
 /// A `run` segment is sized so that it would end before the end of
 /// simulated time even if its CPU became this many times slower while it
@@ -85,7 +86,7 @@ impl Simulator {
 
     /// Current event of `t`, moving across phase and loop boundaries and
     /// applying phase attributes. `None` when the program is finished.
-    fn current_event(&mut self, t: TaskId) -> Option<Event> {
+    fn current_event(&mut self, t: TaskId) -> Option<Op> {
         let def = self.m.tasks[t].def;
         loop {
             // The flat copy of the programs (engine/program.rs).
@@ -102,7 +103,7 @@ impl Simulator {
                     self.apply_phase_attrs(t);
                 }
                 let event = self.m.tasks[t].prog.event;
-                return Some(self.programs.event(&phase, event).clone());
+                return Some(self.programs.event(&phase, event));
             }
             let nphases = d.phases;
             let phase_loops = phase.loops;
@@ -199,8 +200,7 @@ impl Simulator {
     }
 
     /// Take mutex `name` for `t`; false (and `t` blocked) if it is held.
-    fn try_lock(&mut self, t: TaskId, name: &Name) -> bool {
-        let id = self.sync.id(name);
+    fn try_lock(&mut self, t: TaskId, id: usize) -> bool {
         let mx = &mut self.sync.mutexes[id];
         match mx.owner {
             None => {
@@ -216,8 +216,7 @@ impl Simulator {
         }
     }
 
-    fn unlock(&mut self, t: TaskId, name: &Name) {
-        let id = self.sync.id(name);
+    fn unlock(&mut self, t: TaskId, id: usize) {
         let mx = &mut self.sync.mutexes[id];
         mx.owner = None;
         if let Some(w) = mx.waiters.pop_front() {
@@ -226,18 +225,24 @@ impl Simulator {
     }
 
     /// rt-app `timer`: returns the time to sleep until, if any.
-    fn timer(&mut self, t: TaskId, name: &str, period: Ns, mode: TimerMode) -> Option<Ns> {
+    fn timer(
+        &mut self,
+        t: TaskId,
+        timer: u32,
+        own: bool,
+        period: Ns,
+        mode: TimerMode,
+    ) -> Option<Ns> {
         let now = self.m.now;
         let start = self.task_start[t];
-        let own = name.starts_with("unique");
         let prev = if own {
             self.m.tasks[t]
                 .own_timers
                 .iter()
-                .find(|(n, _)| n == name)
+                .find(|(n, _)| *n == timer)
                 .map(|x| x.1)
         } else {
-            self.sync.timers.get(name).copied()
+            self.sync.timers[timer as usize]
         };
         let release = prev.unwrap_or(start);
         let mut next = later(release, period);
@@ -269,12 +274,12 @@ impl Simulator {
         }
         if own {
             let timers = &mut self.m.tasks[t].own_timers;
-            match timers.iter_mut().find(|(n, _)| n == name) {
+            match timers.iter_mut().find(|(n, _)| *n == timer) {
                 Some(e) => e.1 = next,
-                None => timers.push((name.to_string(), next)),
+                None => timers.push((timer, next)),
             }
         } else {
-            self.sync.timers.insert(name.to_string(), next);
+            self.sync.timers[timer as usize] = Some(next);
         }
         wait.then_some(next)
     }
@@ -308,8 +313,8 @@ impl Simulator {
                     self.wl.source, self.m.tasks[t].name, self.m.now, self.limits.events_per_instant
                 )));
             }
-            if let Some(mx) = self.m.tasks[t].prog.relock.clone() {
-                if !self.try_lock(t, &mx) {
+            if let Some(mx) = self.m.tasks[t].prog.relock {
+                if !self.try_lock(t, mx) {
                     self.block(t);
                     return Ok(());
                 }
@@ -327,80 +332,86 @@ impl Simulator {
                 return Ok(());
             };
             match ev {
-                Event::Run(ns) => {
+                Op::Run(ns) => {
                     self.advance(t);
                     self.m.tasks[t].prog.work_pending = self.run_work(ns);
                     self.next_work_chunk(t);
                 }
-                Event::Runtime(ns) => {
+                Op::Runtime(ns) => {
                     self.advance(t);
                     if ns > 0 {
                         self.m.tasks[t].prog.busy = Some(Busy::Until(later(self.m.now, ns)));
                     }
                 }
-                Event::Sleep(ns) => {
+                Op::Sleep(ns) => {
                     self.advance(t);
                     self.sleep_until(t, later(self.m.now, ns));
                     return Ok(());
                 }
-                Event::SleepAbout(mean) => {
+                Op::SleepAbout(mean) => {
                     self.advance(t);
                     let ns = later(mean / 2, self.m.rng.below(mean.max(1)));
                     self.sleep_until(t, later(self.m.now, ns));
                     return Ok(());
                 }
-                Event::Timer { name, period, mode } => {
+                Op::Timer {
+                    timer,
+                    own,
+                    period,
+                    mode,
+                } => {
                     self.advance(t);
-                    if let Some(until) = self.timer(t, &name, period, mode) {
+                    if let Some(until) = self.timer(t, timer, own, period, mode) {
                         self.sleep_until(t, until);
                         return Ok(());
                     }
                 }
-                Event::Yield => {
+                Op::Yield => {
                     self.advance(t);
                     let c = self.class_of(t);
                     self.classes.get(c).yield_task(&mut self.m, cpu);
                     self.m.resched(cpu);
                     return Ok(());
                 }
-                Event::Lock(mx) => {
-                    if !self.try_lock(t, &mx) {
+                Op::Lock(mx) => {
+                    if !self.try_lock(t, mx) {
                         self.block(t);
                         return Ok(());
                     }
                     self.advance(t);
                 }
-                Event::Unlock(mx) => {
+                Op::Unlock(mx) => {
                     self.advance(t);
-                    self.unlock(t, &mx);
+                    self.unlock(t, mx);
                 }
-                Event::Wait { cond, mutex } => {
+                Op::Wait { cond: id, mutex } => {
                     self.advance(t);
-                    self.unlock(t, &mutex);
-                    self.m.tasks[t].prog.relock = Some(mutex.clone());
-                    let id = self.sync.id(&cond);
+                    self.unlock(t, mutex);
+                    self.m.tasks[t].prog.relock = Some(mutex);
                     self.sync.conds[id].push_back(t);
                     self.block(t);
                     return Ok(());
                 }
-                Event::Signal(cond) => {
+                Op::Signal(id) => {
                     self.advance(t);
-                    let id = self.sync.id(&cond);
                     if let Some(w) = self.sync.conds[id].pop_front() {
                         self.wake(t, w);
                     }
                 }
-                Event::Broad(cond) => {
+                Op::Broad(id) => {
                     self.advance(t);
-                    let id = self.sync.id(&cond);
-                    let ws: Vec<TaskId> = self.sync.conds[id].drain(..).collect();
-                    for w in ws {
+                    // Waking runs no program, so nothing joins the queue
+                    // meanwhile: it goes back empty, keeping its buffer.
+                    let mut ws = std::mem::take(&mut self.sync.conds[id]);
+                    for &w in &ws {
                         self.wake(t, w);
                     }
+                    ws.clear();
+                    debug_assert!(self.sync.conds[id].is_empty());
+                    self.sync.conds[id] = ws;
                 }
-                Event::Barrier(b) => {
+                Op::Barrier(id) => {
                     self.advance(t);
-                    let id = self.sync.id(&b);
                     let bar = &mut self.sync.barriers[id];
                     bar.waiting.push(t);
                     if bar.waiting.len() >= bar.parties.max(1) {
@@ -413,32 +424,30 @@ impl Simulator {
                         return Ok(());
                     }
                 }
-                Event::Suspend(name) => {
+                Op::Suspend(id) => {
                     self.advance(t);
-                    let id = self.sync.id(&name);
                     self.sync.suspended[id].push(t);
                     self.block(t);
                     return Ok(());
                 }
-                Event::Resume(name) => {
+                Op::Resume(id) => {
                     self.advance(t);
-                    let id = self.sync.id(&name);
                     let ws = std::mem::take(&mut self.sync.suspended[id]);
                     for w in ws {
                         self.wake(t, w);
                     }
                 }
-                Event::Fork(name) => {
+                Op::Fork(def) => {
                     self.advance(t);
+                    // The parser refuses a fork of an unknown task object.
+                    let Some(def) = def else { continue };
                     if self.m.tasks.len() >= self.limits.threads {
                         return Err(SimError::Runtime(format!(
-                            "{}: task {} forks \"{name}\" at t={} ns but the run already has {} threads (tunable max_threads): a fork loop?",
-                            self.wl.source, self.m.tasks[t].name, self.m.now, self.m.tasks.len()
+                            "{}: task {} forks \"{}\" at t={} ns but the run already has {} threads (tunable max_threads): a fork loop?",
+                            self.wl.source, self.m.tasks[t].name, self.wl.tasks[def].name, self.m.now, self.m.tasks.len()
                         )));
                     }
-                    if let Some(def) = self.wl.tasks.iter().position(|d| *d.name == *name) {
-                        self.fork_task(def, Some(t), cpu);
-                    }
+                    self.fork_task(def, Some(t), cpu);
                 }
             }
         }

@@ -314,7 +314,8 @@ impl Simulator {
         sim.check_policies(resolved.scheduler.name)?;
         sim.sync.intern(&mut sim.wl);
         // After interning: the copy shares the numbered names' `Rc`s.
-        sim.programs = program::Programs::of(&sim.wl);
+        sim.programs = program::Programs::of(&sim.wl, &mut sim.sync);
+        sim.sync.timers = vec![None; sim.programs.timer_names.len()];
         sim.init_barriers();
         sim.start();
         if let Some(e) = sim.error.take() {

@@ -54,8 +54,9 @@ pub struct SyncState {
     pub barriers: Vec<Barrier>,
     /// Suspended threads by id.
     pub suspended: Vec<Vec<TaskId>>,
-    /// Shared timers: next activation.
-    pub timers: BTreeMap<String, Ns>,
+    /// Shared timers' next activation, by timer number
+    /// (`Programs::timer_names`); per-thread timers are the task's.
+    pub timers: Vec<Option<Ns>>,
 }
 
 fn addr(name: &Name) -> usize {
