@@ -57,6 +57,15 @@ impl Simulator {
         );
         let (cn, cd) = self.calib_rate;
         let (mut num, mut den) = (n * cd as u128, (d * cn as u128).max(1));
+        let room = (Ns::MAX - self.m.now) as u128 / CHUNK_SLOWDOWN;
+        if num == den && num < 1 << 64 {
+            // At the calibration rate, what the general case below gives
+            // without its two u128 divisions: room·num/den = room (the
+            // shift keeps num = den), and product_room ≥ 2^128/2^64/2^6 =
+            // 2^58 exceeds room (< 2^48).
+            self.hand_out_work(t, left, room as u64);
+            return;
+        }
         // core.rs times a segment as `work * den / num` and settles it as
         // `elapsed * num / den` in u128, with products near 2^82 on
         // ordinary machines: a chunk is also kept small enough for those
@@ -72,8 +81,13 @@ impl Simulator {
             num >>= k;
             den = (den >> k).max(1);
         }
-        let room = (Ns::MAX - self.m.now) as u128 / CHUNK_SLOWDOWN;
         let fits = (room * num / den).min(product_room).min(u64::MAX as u128) as u64;
+        self.hand_out_work(t, left, fits);
+    }
+
+    /// Hand `t` a chunk of at most `fits` of its `left` work (none fits:
+    /// it keeps the CPU until the end of time).
+    fn hand_out_work(&mut self, t: TaskId, left: u64, fits: u64) {
         let busy = if fits == 0 {
             Busy::Until(Ns::MAX)
         } else {
