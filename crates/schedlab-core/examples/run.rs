@@ -2,7 +2,9 @@
 //! Environment: `SCHEDLAB_FTRACE` (print the trace instead), `SCHEDLAB_HZ`
 //! (tick rate), `SCHEDLAB_ZERO_COSTS` (no wakeup/switch costs) and
 //! `SCHEDLAB_REPEAT` (run N times, print the last: for profilers) and
-//! `SCHEDLAB_PERFETTO=PATH` (also write the trace there as Perfetto).
+//! `SCHEDLAB_PERFETTO=PATH` (also write the trace there as Perfetto) and
+//! `SCHEDLAB_TRACE_ONLY` (record the trace, print the metrics: the cost of
+//! recording alone).
 use schedlab_core::config::SimConfig;
 
 fn main() {
@@ -19,6 +21,7 @@ fn main() {
         scheduler: args.get(2).map_or("eevdf", |s| s.as_str()).into(),
         cpus: args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1),
         trace: std::env::var("SCHEDLAB_FTRACE").is_ok()
+            || std::env::var("SCHEDLAB_TRACE_ONLY").is_ok()
             || std::env::var("SCHEDLAB_PERFETTO").is_ok(),
         zero_costs: std::env::var("SCHEDLAB_ZERO_COSTS").is_ok(),
         ..SimConfig::default()
@@ -45,7 +48,7 @@ fn main() {
                 }
             }
         }
-        Ok(r) if r.trace.is_some() => {
+        Ok(r) if r.trace.is_some() && std::env::var("SCHEDLAB_TRACE_ONLY").is_err() => {
             if let Some(t) = &r.trace {
                 print!("{}", schedlab_core::trace::ftrace::render(t));
             }

@@ -34,8 +34,13 @@ pub struct TaskCounters {
     pub names: Vec<&'static str>,
     /// Samples in time order; those of one task at one time are adjacent.
     pub samples: Vec<CounterSample>,
-    /// Per task, (name, last value recorded).
-    last: Vec<Vec<(u16, i64)>>,
+    /// Per task, the last value recorded by name id (None: none yet).
+    last: Vec<Vec<Option<i64>>>,
+    /// The names of the last `sample` call and their ids: a class gives
+    /// its values in the same order every time, so the ids are looked up
+    /// again only when the list of names changes.
+    layout: Vec<&'static str>,
+    layout_ids: Vec<u16>,
     /// A buffer for the recorder to collect one task's values in.
     pub scratch: Vec<(&'static str, i64)>,
 }
@@ -55,17 +60,29 @@ impl TaskCounters {
 
     /// Record `task`'s values at `ts`, leaving out those it had already.
     pub fn sample(&mut self, ts: Ns, task: TaskId, values: &[(&'static str, i64)]) {
+        let same_layout = self.layout.len() == values.len()
+            && self
+                .layout
+                .iter()
+                .zip(values)
+                .all(|(a, (b, _))| std::ptr::eq(*a, *b));
+        if !same_layout {
+            self.layout = values.iter().map(|(n, _)| *n).collect();
+            self.layout_ids = values.iter().map(|(n, _)| self.name_id(n)).collect();
+        }
         if self.last.len() <= task {
             self.last.resize(task + 1, Vec::new());
         }
-        for &(name, value) in values {
-            let id = self.name_id(name);
-            let last = &mut self.last[task];
-            match last.iter_mut().find(|(n, _)| *n == id) {
-                Some((_, v)) if *v == value => continue,
-                Some((_, v)) => *v = value,
-                None => last.push((id, value)),
+        let last = &mut self.last[task];
+        if last.len() < self.names.len() {
+            last.resize(self.names.len(), None);
+        }
+        for (&(_, value), &id) in values.iter().zip(&self.layout_ids) {
+            let slot = &mut last[usize::from(id)];
+            if *slot == Some(value) {
+                continue;
             }
+            *slot = Some(value);
             self.samples.push(CounterSample {
                 ts,
                 task: task as u32,
@@ -79,6 +96,8 @@ impl TaskCounters {
     /// only its samples).
     pub fn seal(&mut self) {
         self.last = Vec::new();
+        self.layout = Vec::new();
+        self.layout_ids = Vec::new();
         self.scratch = Vec::new();
         self.samples.shrink_to_fit();
     }

@@ -10,11 +10,13 @@ pub mod import;
 pub mod measure;
 mod parse;
 pub mod perfetto;
+pub mod records;
 
 use crate::clock::Ns;
 use crate::cpuset::CpuId;
 use crate::task::TaskId;
 pub use counters::{CounterSample, TaskCounters};
+pub use records::Records;
 
 /// `prev_state` of a switched-out task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,7 +95,7 @@ pub struct Record {
 #[derive(Debug, Clone, Default)]
 pub struct Trace {
     /// Records in the order they happened (non-decreasing time).
-    pub records: Vec<Record>,
+    pub records: Records,
     /// Task counters, sampled at switches.
     pub counters: TaskCounters,
 }
@@ -122,7 +124,7 @@ pub struct TaskInfo {
 #[derive(Debug, Clone)]
 pub struct TraceData {
     /// Events.
-    pub records: Vec<Record>,
+    pub records: Records,
     /// Task counters (none in imported traces).
     pub counters: TaskCounters,
     /// Tasks by id.

@@ -474,7 +474,7 @@ struct CpuBundle {
     curr: u32,
     /// The CPU's record waiting for its successor (to know whether it is
     /// alone at its time), and the time of the one before it.
-    pending: Option<u32>,
+    pending: Option<super::Record>,
     prev_ts: Option<u64>,
 }
 
@@ -492,31 +492,30 @@ struct CpuBundle {
 fn cpu_bundles(out: &mut Out, d: &TraceData) {
     let idle: Vec<String> = (0..d.nr_cpus).map(|c| format!("swapper/{c}")).collect();
     let mut cpus: Vec<CpuBundle> = (0..d.nr_cpus).map(|_| CpuBundle::default()).collect();
-    for (i, r) in d.records.iter().enumerate() {
+    for r in &d.records {
         let b = &mut cpus[r.cpu];
-        if let Some(j) = b.pending.replace(i as u32) {
-            bundle_push(out, d, &idle, b, j, Some(r.ts));
+        if let Some(j) = b.pending.replace(r) {
+            bundle_push(out, d, &idle, b, &j, Some(r.ts));
         }
     }
     for b in &mut cpus {
         if let Some(j) = b.pending.take() {
-            bundle_push(out, d, &idle, b, j, None);
+            bundle_push(out, d, &idle, b, &j, None);
         }
         bundle_close(out, b);
     }
 }
 
-/// Add record `j` to its CPU's bundle `b` (`next_ts`: the time of the
+/// Add record `r` to its CPU's bundle `b` (`next_ts`: the time of the
 /// CPU's next record), writing the bundle out when full.
 fn bundle_push(
     out: &mut Out,
     d: &TraceData,
     idle: &[String],
     b: &mut CpuBundle,
-    j: u32,
+    r: &super::Record,
     next_ts: Option<u64>,
 ) {
-    let r = &d.records[j as usize];
     if b.n == 0 {
         b.cs.start(d.tasks.len() + 1);
         b.body.0.clear();
