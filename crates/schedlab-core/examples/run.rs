@@ -17,26 +17,24 @@ fn main() {
         eprintln!("{path}: {e}");
         std::process::exit(2)
     });
+    let env_num = |k: &str| std::env::var(k).ok().and_then(|s| s.parse::<u32>().ok());
+    let perfetto = std::env::var("SCHEDLAB_PERFETTO").ok();
+    let trace_only = std::env::var("SCHEDLAB_TRACE_ONLY").is_ok();
+    let defaults = SimConfig::default();
     let cfg = SimConfig {
         scheduler: args.get(2).map_or("eevdf", |s| s.as_str()).into(),
         cpus: args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1),
-        trace: std::env::var("SCHEDLAB_FTRACE").is_ok()
-            || std::env::var("SCHEDLAB_TRACE_ONLY").is_ok()
-            || std::env::var("SCHEDLAB_PERFETTO").is_ok(),
+        trace: std::env::var("SCHEDLAB_FTRACE").is_ok() || trace_only || perfetto.is_some(),
         zero_costs: std::env::var("SCHEDLAB_ZERO_COSTS").is_ok(),
-        ..SimConfig::default()
-    };
-    let env_num = |k: &str| std::env::var(k).ok().and_then(|s| s.parse::<u32>().ok());
-    let cfg = SimConfig {
-        hz: env_num("SCHEDLAB_HZ").unwrap_or(cfg.hz),
-        ..cfg
+        hz: env_num("SCHEDLAB_HZ").unwrap_or(defaults.hz),
+        ..defaults
     };
     for _ in 1..env_num("SCHEDLAB_REPEAT").unwrap_or(1) {
         let _ = schedlab_core::simulate(path, &text, cfg.clone());
     }
     match schedlab_core::simulate(path, &text, cfg) {
-        Ok(r) if std::env::var("SCHEDLAB_PERFETTO").is_ok() => {
-            let out = std::env::var("SCHEDLAB_PERFETTO").unwrap_or_default();
+        Ok(r) if perfetto.is_some() => {
+            let out = perfetto.unwrap_or_default();
             let mut f = std::io::BufWriter::new(std::fs::File::create(&out).unwrap_or_else(|e| {
                 eprintln!("{out}: {e}");
                 std::process::exit(2)
@@ -48,7 +46,7 @@ fn main() {
                 }
             }
         }
-        Ok(r) if r.trace.is_some() && std::env::var("SCHEDLAB_TRACE_ONLY").is_err() => {
+        Ok(r) if r.trace.is_some() && !trace_only => {
             if let Some(t) = &r.trace {
                 print!("{}", schedlab_core::trace::ftrace::render(t));
             }

@@ -312,8 +312,6 @@ impl Simulator {
         sim.weights_track_threads = stack.iter().any(|c| c.weights_track_threads());
         sim.classes = stack;
         sim.check_policies(resolved.scheduler.name)?;
-        sim.sync.intern(&mut sim.wl);
-        // After interning: the copy shares the numbered names' `Rc`s.
         sim.programs = program::Programs::of(&sim.wl, &mut sim.sync);
         sim.sync.timers = vec![None; sim.programs.timer_names.len()];
         sim.init_barriers();

@@ -157,11 +157,6 @@ impl Records {
     pub fn shrink_to_fit(&mut self) {
         self.v.shrink_to_fit();
     }
-
-    /// Sort by time, keeping the order of records at the same time.
-    pub fn sort_by_time(&mut self) {
-        self.v.sort_by_key(|p| p.ts);
-    }
 }
 
 impl FromIterator<Record> for Records {

@@ -164,8 +164,8 @@ pub enum TimerMode {
     Absolute,
 }
 
-/// A sync resource's or task's name in an event: shared, so that the engine
-/// takes an event from the workload at every step without copying strings.
+/// A sync resource's or task's name in an event: shared, so that copying a
+/// workload or an event copies no strings.
 pub type Name = std::rc::Rc<str>;
 
 /// One rt-app event.
