@@ -1,6 +1,7 @@
 //! `cargo run --release --example bench_hogs -- [SCHED,...] [TASKS] [SECONDS] [CPUS] [REPEAT]`:
 //! python/schedlab/bench.py's workload (hogs with nice -20..19) timed
-//! around `schedlab_core::simulate` (best of REPEAT runs, default 3), with each scheduler's wall time per
+//! around `schedlab_core::simulate` (a name may carry tunables:
+//! `cacule:autogroup=0`) (best of REPEAT runs, default 3), with each scheduler's wall time per
 //! event (engine events + context switches) relative to eevdf's.
 use schedlab_core::config::SimConfig;
 use std::time::Instant;
@@ -32,8 +33,18 @@ fn main() {
     );
     let mut eevdf_per_event = None;
     for name in names {
+        // `name:key=value:...` sets tunables (`cacule:autogroup=0`).
+        let mut parts = name.split(':');
+        let scheduler = parts.next().unwrap_or_default().to_string();
+        let set = parts
+            .map(|kv| {
+                let (k, v) = kv.split_once('=').expect("tunable as key=value");
+                (k.to_string(), v.parse().expect("integer tunable value"))
+            })
+            .collect();
         let cfg = SimConfig {
-            scheduler: name.clone(),
+            scheduler,
+            set,
             cpus,
             ..SimConfig::default()
         };

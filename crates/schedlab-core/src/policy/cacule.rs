@@ -307,10 +307,14 @@ pub struct Node {
     is_memo: IsMemo,
 }
 
+mod cand;
 mod fast;
+mod pick;
 mod rdb;
 
+use cand::CandIndex;
 use fast::{FastTerms, IsMemo};
+use pick::{FTable, Listed, RqIndex};
 use rdb::{CandMemo, Snapshot};
 
 /// CacULE as fair-class hooks.
@@ -337,6 +341,19 @@ pub struct CacUle {
     gen: u64,
     /// Per CPU: `rq->next_balance` of the RDB.
     next_balance: Vec<Ns>,
+    /// The pick's bound on cache + starve (cacule/pick.rs); None when the
+    /// factors allow scores of 2^31 or more (the pick then scans).
+    ftable: Option<FTable>,
+    /// Per fair queue: its listed entities by `last_run` (cacule/pick.rs).
+    index: Vec<RqIndex>,
+    /// Per entity: where it is indexed.
+    listed_at: Vec<Option<Listed>>,
+    /// Per task: its entity (once listed).
+    task_se: Vec<SeId>,
+    /// Per CPU: its listed tasks by IS bound (cacule/cand.rs).
+    cand_index: Vec<CandIndex>,
+    /// Per task: the CPU it is listed on and its bound there.
+    cand_at: Vec<Option<(CpuId, u32)>>,
 }
 
 impl CacUle {
@@ -351,8 +368,18 @@ impl CacUle {
             starve: get("cacule_starve_factor", 19_660) as u32,
             starve_divisor: get("cacule_starve_divisor_ns", d.starve_divisor as i64).max(1),
         };
+        let fast = FastTerms::new(&f);
+        let max_score = 2 * (u64::from(f.interactivity) + u64::from(f.cache) + u64::from(f.starve));
+        let ftable = (max_score < 1 << 31)
+            .then(|| FTable::new(|t| u64::from(fast.cache(t)), |t| u64::from(fast.starve(t))));
         CacUle {
-            fast: FastTerms::new(&f),
+            fast,
+            ftable,
+            index: vec![],
+            listed_at: vec![],
+            task_se: vec![],
+            cand_index: vec![],
+            cand_at: vec![],
             f,
             max_lifetime_ms: get("cacule_max_lifetime_ms", 11_000),
             yield_mark: get("cacule_yield", 1) != 0,
@@ -497,6 +524,7 @@ impl CacUle {
         let old_hrrn_x = (life.wrapping_shl(7) / ((n.vruntime >> 3) | 1)).max(1);
         n.start_time = now.wrapping_sub(max_life >> 1);
         n.vruntime = max_life.wrapping_shl(9) / old_hrrn_x;
+        self.retouch(e.se);
     }
 }
 
@@ -516,6 +544,7 @@ impl FairHooks for CacUle {
             exec_start: 0,
             ..Node::default()
         };
+        self.retouch_task(t);
     }
 
     fn task_enqueue(&mut self, _m: &Machine, t: TaskId, flags: EnqueueFlags) {
@@ -524,6 +553,7 @@ impl FairHooks for CacUle {
             // migrate_task_rq_fair: "no longer consider this task hot".
             node.exec_start = 0;
         }
+        self.retouch_task(t);
         self.stamp += 1;
         self.listed[t] = self.stamp;
     }
@@ -531,12 +561,14 @@ impl FairHooks for CacUle {
     fn task_yield(&mut self, _m: &Machine, t: TaskId, _nr_queued: u32) {
         if self.yield_mark {
             self.task_node(t).vruntime |= YIELD_MARK;
+            self.retouch_task(t);
         }
     }
 
     fn picked(&mut self, _m: &Machine, _cpu: CpuId, prev: Option<TaskId>, next: TaskId) {
         if let Some(p) = prev {
             self.task_node(p).vruntime &= !YIELD_MARK;
+            self.retouch_task(p);
         }
         self.stamp += 1;
         self.task_node(next);
@@ -553,6 +585,29 @@ impl FairHooks for CacUle {
 
     fn order_generation(&self) -> Option<u64> {
         Some(self.gen)
+    }
+
+    fn list_changed(&mut self, rq: usize, cpu: CpuId, x: ListEntry, joined: bool) {
+        match joined {
+            true => self.index_join(rq, x),
+            false => self.index_leave(x.se),
+        }
+        if let Some(t) = x.task {
+            match joined {
+                true => self.cand_join(cpu, t),
+                false => self.cand_leave(t),
+            }
+        }
+    }
+
+    /// The scan's answer from the queue's index (cacule/pick.rs).
+    fn order_first(
+        &mut self,
+        m: &Machine,
+        rq: usize,
+        except: Option<SeId>,
+    ) -> Option<Option<(u64, SeId)>> {
+        self.bounded_first(m, rq, except)
     }
 
     /// `entity_before(now, curr = b, se = a) == 1`.
@@ -612,6 +667,7 @@ impl FairHooks for CacUle {
         n.last_run = m.now;
         n.exec_start = m.now;
         n.vruntime = n.vruntime.wrapping_add(delta_fair);
+        self.retouch(e.se);
         self.normalize(e, m.now);
     }
 
@@ -619,6 +675,7 @@ impl FairHooks for CacUle {
         let n = self.node_mut(e);
         n.exec_start = m.now;
         n.last_run = m.now;
+        self.retouch(e.se);
     }
 
     fn wake_affine(&self) -> bool {

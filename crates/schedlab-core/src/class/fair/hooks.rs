@@ -16,7 +16,7 @@
 //! class; where a hook asks for a change (a new weight), the fair class
 //! carries it out after the hook returns.
 
-use super::entity::{ListEntry, SeId};
+use super::entity::{ListEntry, RqId, SeId};
 use super::weights::LoadWeight;
 use crate::class::EnqueueFlags;
 use crate::clock::Ns;
@@ -163,6 +163,29 @@ pub trait FairHooks: std::fmt::Debug {
             }
         }
         Some(best)
+    }
+
+    /// The list of queue `rq` (on `cpu`) gained (`joined`) or lost the
+    /// entry `x`: every change of `CfsRq::list`, in the order it happens
+    /// (an entity re-listed at its old place leaves and joins again). For
+    /// a policy that keeps its own index of the lists to answer
+    /// [`Self::order_first`]. Called only when [`Self::queue_order`] is
+    /// Some. Default: nothing.
+    fn list_changed(&mut self, _rq: RqId, _cpu: CpuId, _x: ListEntry, _joined: bool) {}
+
+    /// [`Self::order_scan`] over the whole list of queue `rq`, leaving out
+    /// `except`, answered from the policy's own index
+    /// ([`Self::list_changed`]) rather than a scan: the same result (the
+    /// lowest key; among equal keys the entry queued last, the highest
+    /// `seq`), or None to let the fair class scan. Debug builds check
+    /// every answer against the scan. Default: None.
+    fn order_first(
+        &mut self,
+        _m: &Machine,
+        _rq: RqId,
+        _except: Option<SeId>,
+    ) -> Option<Option<(u64, SeId)>> {
+        None
     }
 
     /// A number that changes whenever anything [`Self::order_key`] reads

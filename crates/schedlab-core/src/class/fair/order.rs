@@ -68,6 +68,18 @@ impl Fair {
     /// order, leaving out `except`: the list scan of `__pick_first_entity`
     /// (`except` None) or TT's `__pick_next_entity(cfs_rq, except)`.
     fn order_first(&mut self, m: &Machine, rq: RqId, except: Option<SeId>) -> Option<SeId> {
+        if let Some(best) = self.hooks.order_first(m, rq, except) {
+            #[cfg(debug_assertions)]
+            {
+                let list = std::mem::take(&mut self.cfs[rq].list);
+                let scanned = self.hooks.order_scan(m, &list, except);
+                self.cfs[rq].list = list;
+                if let Some(scanned) = scanned {
+                    assert_eq!(best, scanned, "order_first of queue {rq} at {}", m.now);
+                }
+            }
+            return best.map(|(_, s)| s);
+        }
         let list = std::mem::take(&mut self.cfs[rq].list);
         let first = self.scan_keys(m, rq, &list, except).unwrap_or_else(|| {
             // Some entity has no key: compare pairwise, as the patches do.

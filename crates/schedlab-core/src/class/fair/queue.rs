@@ -29,12 +29,13 @@ impl Fair {
             .insert(key, se, v, slice, |s| ses[s].slice);
         if self.ordered {
             // The newest entry: the head of the patches' list.
-            let task = self.se[se].task;
-            self.cfs[rq].list.push(ListEntry {
+            let x = ListEntry {
                 seq: key.1,
                 se,
-                task,
-            });
+                task: self.se[se].task,
+            };
+            self.cfs[rq].list.push(x);
+            self.hooks.list_changed(rq, self.cfs[rq].cpu, x, true);
         }
         if self.p.version == Version::Eevdf {
             let e = &self.se[se];
@@ -55,6 +56,7 @@ impl Fair {
         let list = &mut self.cfs[rq].list;
         let at = list.partition_point(|x| x.seq < e.seq);
         list.insert(at, e);
+        self.hooks.list_changed(rq, self.cfs[rq].cpu, e, true);
     }
 
     /// Take `se` out of `rq`'s list.
@@ -63,10 +65,13 @@ impl Fair {
         self.cfs[rq].list_edits += 1;
         let list = &mut self.cfs[rq].list;
         let at = list.partition_point(|x| x.seq < seq);
-        if list.get(at).is_some_and(|x| x.se == se) {
-            list.remove(at);
-        } else if let Some(i) = list.iter().position(|x| x.se == se) {
-            list.remove(i);
+        let i = match list.get(at).is_some_and(|x| x.se == se) {
+            true => Some(at),
+            false => list.iter().position(|x| x.se == se),
+        };
+        if let Some(i) = i {
+            let x = list.remove(i);
+            self.hooks.list_changed(rq, self.cfs[rq].cpu, x, false);
         }
     }
 

@@ -45,6 +45,12 @@ impl IsMemo {
         self.fill(life, vruntime, m)
     }
 
+    /// The memoised IS if the memo covers `life` and `vruntime`.
+    #[inline]
+    pub(super) fn peek(&self, life: u64, vruntime: u64) -> Option<u32> {
+        (self.v == vruntime && self.lo <= life && life <= self.hi).then_some(self.val)
+    }
+
     /// The last life this memo holds for (after [`Self::get`]: at least
     /// the life it was asked about).
     pub(super) fn last_life(&self) -> u64 {

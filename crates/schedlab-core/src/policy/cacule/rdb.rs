@@ -83,6 +83,30 @@ impl CacUle {
         if let Some(c) = snap.cand[cpu] {
             return c;
         }
+        if snap.moved[cpu].is_none() && self.f.interactivity < 1 << 31 {
+            let c = self.indexed_candidate(m.now, cpu);
+            #[cfg(debug_assertions)]
+            assert_eq!(
+                c,
+                self.candidate_scan(m, snap, cpu),
+                "RDB candidate of CPU {cpu} at {}",
+                m.now
+            );
+            snap.cand[cpu] = Some(c);
+            return c;
+        }
+        let c = self.candidate_scan(m, snap, cpu);
+        snap.cand[cpu] = Some(c);
+        c
+    }
+
+    /// [`Self::candidate`] by reading every task's IS.
+    fn candidate_scan(
+        &mut self,
+        m: &Machine,
+        snap: &Snapshot,
+        cpu: CpuId,
+    ) -> Option<(TaskId, u32)> {
         if self.cands.len() <= cpu {
             self.cands.resize(cpu + 1, CandMemo::default());
         }
@@ -108,9 +132,7 @@ impl CacUle {
             }
         }
         self.cands[cpu] = memo;
-        let c = best.map(|(t, is, _)| (t, is));
-        snap.cand[cpu] = Some(c);
-        c
+        best.map(|(t, is, _)| (t, is))
     }
 
     /// Task `t`'s IS at `now` with what it holds for.
@@ -142,6 +164,7 @@ impl CacUle {
     fn migrate(&mut self, m: &mut Machine, snap: &mut Snapshot, t: TaskId, src: CpuId, dst: CpuId) {
         m.request_migration(t, dst, MigrationKind::Balance);
         self.task_node(t).exec_start = 0;
+        self.retouch_task(t);
         snap.tasks_mut(src).retain(|x| *x != t);
         snap.tasks_mut(dst).push(t);
         snap.nr[src] = snap.nr[src].saturating_sub(1);

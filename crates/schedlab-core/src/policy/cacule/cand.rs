@@ -1,0 +1,133 @@
+//! The RDB's candidate of a CPU (`update_IS`: its non-running fair task
+//! with the lowest IS, ties to the task queued or picked last) without
+//! reading every task's IS, with the scan's result (debug builds check
+//! every answer against `CacUle::candidate_scan`).
+//!
+//! The tasks a CPU could give up are its listed task entities (runnable
+//! and not running: the fair class's lists, `FairHooks::list_changed`).
+//! A listed task's node does not change while it waits (every change
+//! re-indexes it: `CacUle::retouch`) and its IS only falls as its life
+//! grows, so its IS at the CPU's `horizon` bounds its IS from below until
+//! then. Each CPU keeps its listed tasks sorted by that bound (recomputed
+//! for all of them when the horizon passes, computed for one as it joins);
+//! a search reads IS in that order and stops at the first task whose bound
+//! exceeds the lowest IS found (it can neither be lower nor tie).
+
+use super::{interactivity_score, CacUle};
+use crate::clock::{Ns, MSEC};
+use crate::cpuset::CpuId;
+use crate::task::TaskId;
+
+/// How far ahead a CPU's bounds hold.
+const HORIZON: Ns = 32 * MSEC;
+
+/// A listed task with its bound.
+#[derive(Debug, Clone, Copy)]
+struct CandEnt {
+    bound: u32,
+    task: TaskId,
+}
+
+/// One CPU's listed tasks, sorted by (bound, task) while `sorted`.
+#[derive(Debug, Clone, Default)]
+pub(super) struct CandIndex {
+    ents: Vec<CandEnt>,
+    horizon: u64,
+    sorted: bool,
+}
+
+impl CacUle {
+    /// IS of task `t` at `when` (its node as it is).
+    fn task_is_at(&self, t: TaskId, when: u64) -> u32 {
+        let n = self.tasks.get(t).copied().unwrap_or_default();
+        let life = when.wrapping_sub(n.start_time);
+        n.is_memo
+            .peek(life, n.vruntime)
+            .unwrap_or_else(|| interactivity_score(life, n.vruntime, self.f.interactivity))
+    }
+
+    /// Task `t` was listed on `cpu`.
+    pub(super) fn cand_join(&mut self, cpu: CpuId, t: TaskId) {
+        if self.cand_index.len() <= cpu {
+            self.cand_index.resize(cpu + 1, CandIndex::default());
+        }
+        if self.cand_at.len() <= t {
+            self.cand_at.resize(t + 1, None);
+        }
+        let q = &self.cand_index[cpu];
+        let bound = match q.sorted {
+            true => self.task_is_at(t, q.horizon),
+            false => 0,
+        };
+        let ent = CandEnt { bound, task: t };
+        let q = &mut self.cand_index[cpu];
+        if q.sorted {
+            let at = q.ents.partition_point(|y| (y.bound, y.task) < (bound, t));
+            q.ents.insert(at, ent);
+        } else {
+            q.ents.push(ent);
+        }
+        self.cand_at[t] = Some((cpu, bound));
+    }
+
+    /// Task `t` is no longer listed.
+    pub(super) fn cand_leave(&mut self, t: TaskId) {
+        let Some(Some((cpu, bound))) = self.cand_at.get_mut(t).map(|c| c.take()) else {
+            return;
+        };
+        let q = &mut self.cand_index[cpu];
+        let at = match q.sorted {
+            true => {
+                let at = q.ents.partition_point(|y| (y.bound, y.task) < (bound, t));
+                Some(at).filter(|at| q.ents.get(*at).is_some_and(|y| y.task == t))
+            }
+            false => q.ents.iter().position(|y| y.task == t),
+        };
+        if let Some(at) = at {
+            q.ents.remove(at);
+        }
+    }
+
+    /// Task `t`'s node changed: bound it again if it is listed.
+    pub(super) fn cand_retouch(&mut self, t: TaskId) {
+        if let Some(Some((cpu, _))) = self.cand_at.get(t).copied() {
+            self.cand_leave(t);
+            self.cand_join(cpu, t);
+        }
+    }
+
+    /// `update_IS` of `cpu` from its index: the candidate and its IS.
+    pub(super) fn indexed_candidate(&mut self, now: u64, cpu: CpuId) -> Option<(TaskId, u32)> {
+        if self.cand_index.len() <= cpu {
+            self.cand_index.resize(cpu + 1, CandIndex::default());
+        }
+        let mut q = std::mem::take(&mut self.cand_index[cpu]);
+        if !q.sorted || now > q.horizon {
+            q.horizon = now.saturating_add(HORIZON);
+            for y in q.ents.iter_mut() {
+                y.bound = self.task_is_at(y.task, q.horizon);
+                self.cand_at[y.task] = Some((cpu, y.bound));
+            }
+            q.ents.sort_by_key(|y| (y.bound, y.task));
+            q.sorted = true;
+        }
+        // (task, IS, listed stamp) of the best so far.
+        let mut best: Option<(TaskId, u32, u64)> = None;
+        for y in &q.ents {
+            if best.is_some_and(|(_, bi, _)| y.bound > bi) {
+                break;
+            }
+            let is = self.fast_task_is(y.task, now);
+            let listed = self.listed[y.task];
+            let better = match best {
+                None => true,
+                Some((_, bi, bl)) => is < bi || (is == bi && listed > bl),
+            };
+            if better {
+                best = Some((y.task, is, listed));
+            }
+        }
+        self.cand_index[cpu] = q;
+        best.map(|(t, is, _)| (t, is))
+    }
+}
