@@ -567,8 +567,11 @@ impl FairHooks for CacUle {
 
     fn picked(&mut self, _m: &Machine, _cpu: CpuId, prev: Option<TaskId>, next: TaskId) {
         if let Some(p) = prev {
-            self.task_node(p).vruntime &= !YIELD_MARK;
-            self.retouch_task(p);
+            let n = self.task_node(p);
+            if n.vruntime & YIELD_MARK != 0 {
+                n.vruntime &= !YIELD_MARK;
+                self.retouch_task(p);
+            }
         }
         self.stamp += 1;
         self.task_node(next);

@@ -68,6 +68,10 @@ impl Fair {
     /// order, leaving out `except`: the list scan of `__pick_first_entity`
     /// (`except` None) or TT's `__pick_next_entity(cfs_rq, except)`.
     fn order_first(&mut self, m: &Machine, rq: RqId, except: Option<SeId>) -> Option<SeId> {
+        if let [only] = self.cfs[rq].list[..] {
+            // One entity (a task's own autogroup): the scan's winner.
+            return (Some(only.se) != except).then_some(only.se);
+        }
         if let Some(best) = self.hooks.order_first(m, rq, except) {
             #[cfg(debug_assertions)]
             {

@@ -19,7 +19,7 @@ use crate::cpuset::CpuId;
 use crate::task::TaskId;
 
 /// How far ahead a CPU's bounds hold.
-const HORIZON: Ns = 32 * MSEC;
+const HORIZON: Ns = 256 * MSEC;
 
 /// A listed task with its bound.
 #[derive(Debug, Clone, Copy)]
@@ -108,7 +108,16 @@ impl CacUle {
                 y.bound = self.task_is_at(y.task, q.horizon);
                 self.cand_at[y.task] = Some((cpu, y.bound));
             }
-            q.ents.sort_by_key(|y| (y.bound, y.task));
+            // Bounds move little between horizons: few inversions.
+            for i in 1..q.ents.len() {
+                let x = q.ents[i];
+                let mut j = i;
+                while j > 0 && (q.ents[j - 1].bound, q.ents[j - 1].task) > (x.bound, x.task) {
+                    q.ents[j] = q.ents[j - 1];
+                    j -= 1;
+                }
+                q.ents[j] = x;
+            }
             q.sorted = true;
         }
         // (task, IS, listed stamp) of the best so far.

@@ -62,7 +62,12 @@ pub(super) struct FTable {
     end: u64,
     /// cache(end): a lower bound of cache + starve beyond the table.
     tail: u64,
+    /// Per 2^BUCKET_SHIFT ns of t: the segment holding its start.
+    buckets: Vec<u32>,
 }
+
+/// `FTable::g` finds the segment from a per-bucket start (about 1 ms).
+const BUCKET_SHIFT: u32 = 20;
 
 /// The first t' in (t, end] where the monotone `h` differs from h(t), or
 /// `end` if none.
@@ -118,11 +123,15 @@ impl FTable {
             g = g.min(cache(p) + starve(p));
             gmin.push(g);
         }
+        let buckets = (0..=(end >> BUCKET_SHIFT))
+            .map(|b| (points.partition_point(|s| *s <= b << BUCKET_SHIFT) - 1) as u32)
+            .collect();
         FTable {
             starts: points,
             gmin,
             end,
             tail: cache(end),
+            buckets,
         }
     }
 
@@ -134,7 +143,14 @@ impl FTable {
             let last = self.gmin.last().copied().unwrap_or(0);
             return last.min(self.tail);
         }
-        let i = self.starts.partition_point(|s| *s <= t);
+        // The segment lies between the bucket's first and the next's.
+        let b = (t >> BUCKET_SHIFT) as usize;
+        let lo = self.buckets[b] as usize;
+        let hi = self
+            .buckets
+            .get(b + 1)
+            .map_or(self.starts.len(), |h| *h as usize + 1);
+        let i = lo + self.starts[lo..hi].partition_point(|s| *s <= t);
         self.gmin[i - 1]
     }
 }
@@ -150,6 +166,25 @@ struct IdxEnt {
     task: Option<TaskId>,
 }
 
+/// Sorts by (K, seq) in place. The keys of one queue keep most of their
+/// order from one horizon to the next (entities with the same IS keep
+/// their order by `last_run`, g being one non-increasing function), so
+/// the few inversions make this cheaper than a general sort.
+fn insertion_sort(ents: &mut [IdxEnt]) {
+    for i in 1..ents.len() {
+        let x = ents[i];
+        let mut j = i;
+        while j > 0 && (ents[j - 1].key, ents[j - 1].seq) > (x.key, x.seq) {
+            ents[j] = ents[j - 1];
+            j -= 1;
+        }
+        ents[j] = x;
+    }
+}
+
+/// The best entity of a scan so far: (key, seq, entity).
+type Best = (u64, u64, SeId);
+
 /// One queue's entities by (K, seq).
 #[derive(Debug, Clone, Default)]
 pub(super) struct RqIndex {
@@ -162,6 +197,11 @@ pub(super) struct RqIndex {
     /// The keys hold until then.
     horizon: u64,
     sorted: bool,
+    /// The last answer without `except`: (time, best (key, seq, se)),
+    /// kept while nothing but joins changed the list at that time (the
+    /// tick's check and the pick after it, with the previous entity put
+    /// back in between, see the same entities at the same time).
+    memo: Option<(u64, Option<Best>)>,
 }
 
 /// Where an entity is indexed.
@@ -227,6 +267,20 @@ impl CacUle {
             se: x.se,
             task: x.task,
         };
+        if let Some((when, best)) = self.index[rq].memo {
+            // Score the newcomer at the memo's time (used only if the next
+            // pick comes at that time). A task might be SCHED_IDLE, which
+            // `m` would tell: forget the memo instead.
+            let score = self.fast_score(e, when);
+            self.index[rq].memo = match x.task.is_none() && score < 1 << 31 {
+                true => {
+                    let k = u64::from(score);
+                    let better = best.is_none_or(|(bk, bs, _)| k < bk || (k == bk && x.seq > bs));
+                    Some((when, if better { Some((k, x.seq, x.se)) } else { best }))
+                }
+                false => None,
+            };
+        }
         let q = &mut self.index[rq];
         if apart {
             q.apart.push(ent);
@@ -246,6 +300,11 @@ impl CacUle {
             return;
         };
         let q = &mut self.index[l.rq];
+        if q.memo
+            .is_some_and(|(_, b)| b.is_some_and(|(_, _, s)| s == se))
+        {
+            q.memo = None;
+        }
         if l.apart {
             if let Some(i) = q.apart.iter().position(|y| y.se == se) {
                 q.apart.swap_remove(i);
@@ -317,7 +376,7 @@ impl CacUle {
         m: &Machine,
         y: &IdxEnt,
         except: Option<SeId>,
-        best: &mut Option<(u64, u64, SeId)>,
+        best: &mut Option<Best>,
     ) -> Option<bool> {
         if Some(y.se) == except {
             return Some(false);
@@ -347,6 +406,11 @@ impl CacUle {
         except: Option<SeId>,
     ) -> Option<Option<(u64, SeId)>> {
         let now = m.now;
+        if let (None, Some((when, best))) = (except, q.memo) {
+            if when == now {
+                return Some(best.map(|(k, _, se)| (k, se)));
+            }
+        }
         if !q.sorted || now > q.horizon {
             q.horizon = now.saturating_add(LB_HORIZON);
             let mut ents = std::mem::take(&mut q.ents);
@@ -361,13 +425,12 @@ impl CacUle {
                     l.ent.key = y.key;
                 }
             }
-            // Nearly in order already: a stable (run-merging) sort.
-            ents.make_contiguous().sort_by_key(|y| (y.key, y.seq));
+            insertion_sort(ents.make_contiguous());
             q.ents = ents;
             q.sorted = true;
         }
         // (key, seq, se) of the best so far.
-        let mut best: Option<(u64, u64, SeId)> = None;
+        let mut best: Option<Best> = None;
         for y in &q.apart {
             self.consider(m, y, except, &mut best)?;
         }
@@ -376,6 +439,9 @@ impl CacUle {
                 break;
             }
             self.consider(m, y, except, &mut best)?;
+        }
+        if except.is_none() {
+            q.memo = Some((now, best));
         }
         Some(best.map(|(k, _, se)| (k, se)))
     }
@@ -426,6 +492,7 @@ mod tests {
                     .map(|s| cache(*s) + starve(*s))
                     .min();
                 assert_eq!(Some(table.gmin[i]), g, "g at {t}");
+                assert_eq!(Some(table.g(t)), g, "FTable::g at {t}");
             }
             // Beyond the table: still a lower bound of f.
             for t in [table.end, table.end + 1, table.end * 3, u64::MAX] {
