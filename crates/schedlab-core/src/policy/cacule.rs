@@ -54,18 +54,25 @@
 //! allowed on the destination and `exec_start` ≠ 0 (never ran since fork
 //! or last migration); the destination's `check_preempt_curr` follows.
 //!
-//! Speed (no change to any value): the pick scans with `order_key`
-//! (class/fair/order.rs); each node memoises its IS with the range of
-//! lives over which it holds (`IsMemo`; IS only changes at a few lives
-//! while a node waits); the cache and starvation terms divide by the
-//! run's fixed divisors with an exact multiply-shift (`DivBy`) and take
-//! m/q from a table for small q (`FactorDiv`), all in cacule/fast.rs;
-//! the scan is one call per list (`order_scan`). An RDB pass
-//! (cacule/rdb.rs) computes each CPU's candidate once, again only after a
-//! move to or from that CPU, reading each task's IS from a per-CPU memo
-//! (`CandMemo`: by list position, kept while the task's node and stamp are
-//! unchanged, `CacUle::ver`, and its IS memo covers its life) and copying
-//! a CPU's task list only when it moves a task.
+//! Speed (no change to any value; debug builds check every indexed answer
+//! against the plain scan): a queue of at least 12 entities is answered
+//! from an index (cacule/pick.rs) that keeps its entities sorted by a
+//! lower bound of their score valid until a horizon 32 ms ahead (IS at
+//! the horizon + the least cache + starvation term over the waits up to
+//! it), so a pick scores the few entities whose bound does not exceed the
+//! best score found; the tick's answer is kept for the pick that follows
+//! at the same time. Smaller queues are scanned with `order_key`
+//! (class/fair/order.rs). Each node memoises its IS with the range of
+//! lives over which it holds (`IsMemo`); the cache and starvation terms
+//! divide by the run's fixed divisors with an exact multiply-shift
+//! (`DivBy`) and take m/q from a table for small q (`FactorDiv`), all in
+//! cacule/fast.rs. The RDB's candidate of a CPU comes from a per-CPU
+//! index of its waiting tasks sorted by their IS at a horizon 256 ms
+//! ahead (cacule/cand.rs), read until the bound exceeds the lowest IS
+//! found; during a pass that moved tasks to or from a CPU, that CPU's
+//! candidate is searched in the pass's task list (`CandMemo`, cacule/rdb.rs).
+//! Both indexes follow the fair class's lists (`FairHooks::list_changed`)
+//! and re-index an entity whenever its node changes while it waits.
 //!
 //! Departures (also docs/model.md, "CacULE"):
 //! * RDB candidates are computed when a balancer pass reads them, not published
@@ -90,6 +97,7 @@ use crate::plugin::SchedulerDef;
 use crate::task::TaskId;
 use crate::tunable::{Tunable, TunableSet};
 use crate::workload::Policy;
+use std::collections::VecDeque;
 
 /// Registry declaration (registry.rs, `SCHEDULERS`).
 pub const DEF: SchedulerDef = SchedulerDef {
@@ -314,8 +322,8 @@ mod rdb;
 
 use cand::CandIndex;
 use fast::{FastTerms, IsMemo};
-use pick::{FTable, Listed, RqIndex};
-use rdb::{CandMemo, Snapshot};
+use pick::{FTable, RqIndex};
+use rdb::{CandMemo, SnapBufs, Snapshot};
 
 /// CacULE as fair-class hooks.
 #[derive(Debug)]
@@ -346,10 +354,13 @@ pub struct CacUle {
     ftable: Option<FTable>,
     /// Per fair queue: its listed entities by `last_run` (cacule/pick.rs).
     index: Vec<RqIndex>,
-    /// Per entity: where it is indexed.
-    listed_at: Vec<Option<Listed>>,
+    /// Per entity: the queue whose index holds it.
+    listed_at: Vec<Option<usize>>,
     /// Per task: its entity (once listed).
     task_se: Vec<SeId>,
+    /// The RDB's buffers and CPU orders (cacule/rdb.rs).
+    snap_bufs: SnapBufs,
+    rounds: (crate::cpuset::CpuSet, Vec<std::rc::Rc<[CpuId]>>),
     /// Per CPU: its listed tasks by IS bound (cacule/cand.rs).
     cand_index: Vec<CandIndex>,
     /// Per task: the CPU it is listed on and its bound there.
@@ -378,6 +389,8 @@ impl CacUle {
             index: vec![],
             listed_at: vec![],
             task_se: vec![],
+            snap_bufs: SnapBufs::default(),
+            rounds: Default::default(),
             cand_index: vec![],
             cand_at: vec![],
             f,
@@ -524,7 +537,7 @@ impl CacUle {
         let old_hrrn_x = (life.wrapping_shl(7) / ((n.vruntime >> 3) | 1)).max(1);
         n.start_time = now.wrapping_sub(max_life >> 1);
         n.vruntime = max_life.wrapping_shl(9) / old_hrrn_x;
-        self.retouch(e.se);
+        self.retouch_entity(e);
     }
 }
 
@@ -608,9 +621,10 @@ impl FairHooks for CacUle {
         &mut self,
         m: &Machine,
         rq: usize,
+        list: &VecDeque<ListEntry>,
         except: Option<SeId>,
     ) -> Option<Option<(u64, SeId)>> {
-        self.bounded_first(m, rq, except)
+        self.bounded_first(m, rq, list, except)
     }
 
     /// `entity_before(now, curr = b, se = a) == 1`.
@@ -670,7 +684,7 @@ impl FairHooks for CacUle {
         n.last_run = m.now;
         n.exec_start = m.now;
         n.vruntime = n.vruntime.wrapping_add(delta_fair);
-        self.retouch(e.se);
+        self.retouch_entity(e);
         self.normalize(e, m.now);
     }
 
@@ -678,7 +692,7 @@ impl FairHooks for CacUle {
         let n = self.node_mut(e);
         n.exec_start = m.now;
         n.last_run = m.now;
-        self.retouch(e.se);
+        self.retouch_entity(e);
     }
 
     fn wake_affine(&self) -> bool {
@@ -694,7 +708,7 @@ impl FairHooks for CacUle {
         if m.now < self.next_balance[cpu] {
             return;
         }
-        let mut snap = Snapshot::new(m, tasks);
+        let mut snap = Snapshot::new(m, tasks, std::mem::take(&mut self.snap_bufs));
         if m.is_idle(cpu) {
             self.pull_any(m, &mut snap, cpu, false);
         } else {
@@ -709,6 +723,7 @@ impl FairHooks for CacUle {
                 .max(1);
             self.next_balance[cpu] = m.now.saturating_add(jiffies * m.tick_ns());
         }
+        self.snap_bufs = snap.into_bufs();
     }
 
     /// `newidle_balance` with CACULE_RDB.
@@ -716,8 +731,9 @@ impl FairHooks for CacUle {
         if !m.online.contains(cpu) {
             return;
         }
-        let mut snap = Snapshot::new(m, tasks);
+        let mut snap = Snapshot::new(m, tasks, std::mem::take(&mut self.snap_bufs));
         self.pull_any(m, &mut snap, cpu, true);
+        self.snap_bufs = snap.into_bufs();
     }
 
     fn task_debug(&self, t: TaskId) -> Vec<(&'static str, i64)> {

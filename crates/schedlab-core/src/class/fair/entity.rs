@@ -115,8 +115,10 @@ pub struct CfsRq {
     pub tree: Timeline,
     /// The same entities by `Entity::list_seq`, oldest first: the list of
     /// the CacULE/TT patches read from the back (order.rs). Kept only
-    /// under a queue-ordering policy (`Fair::ordered`), else empty.
-    pub list: Vec<ListEntry>,
+    /// under a queue-ordering policy (`Fair::ordered`), else empty. A
+    /// deque: picks mostly take entities queued long ago (its front),
+    /// put-backs join at its back.
+    pub list: std::collections::VecDeque<ListEntry>,
     /// Counts removals from `list` and insertions other than at its head.
     pub list_edits: u64,
     /// The last key scan of `list` (order.rs).
@@ -156,7 +158,7 @@ impl CfsRq {
             cpu,
             group,
             tree: Timeline::default(),
-            list: vec![],
+            list: Default::default(),
             list_edits: 0,
             scan_memo: None,
             curr: None,

@@ -173,16 +173,18 @@ pub trait FairHooks: std::fmt::Debug {
     /// Some. Default: nothing.
     fn list_changed(&mut self, _rq: RqId, _cpu: CpuId, _x: ListEntry, _joined: bool) {}
 
-    /// [`Self::order_scan`] over the whole list of queue `rq`, leaving out
-    /// `except`, answered from the policy's own index
-    /// ([`Self::list_changed`]) rather than a scan: the same result (the
-    /// lowest key; among equal keys the entry queued last, the highest
-    /// `seq`), or None to let the fair class scan. Debug builds check
-    /// every answer against the scan. Default: None.
+    /// [`Self::order_scan`] over `list`, the whole list of queue `rq`,
+    /// leaving out `except`, answered from the policy's own index
+    /// ([`Self::list_changed`]; `list` is there to build it from) rather
+    /// than a scan: the same result (the lowest key; among equal keys the
+    /// entry queued last, the highest `seq`), or None to let the fair
+    /// class scan. Debug builds check every answer against the scan.
+    /// Default: None.
     fn order_first(
         &mut self,
         _m: &Machine,
         _rq: RqId,
+        _list: &std::collections::VecDeque<ListEntry>,
         _except: Option<SeId>,
     ) -> Option<Option<(u64, SeId)>> {
         None

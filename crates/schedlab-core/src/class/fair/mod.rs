@@ -260,7 +260,7 @@ impl Fair {
                 // reweight_entity (6.1) does not move the entity in the list.
                 self.se[se].list_seq = list_seq;
                 if self.ordered {
-                    if let Some(x) = self.cfs[rq].list.pop() {
+                    if let Some(x) = self.cfs[rq].list.pop_back() {
                         self.hooks.list_changed(rq, self.cfs[rq].cpu, x, false);
                     }
                     self.cfs[rq].list_edits += 1;

@@ -68,15 +68,15 @@ impl Fair {
     /// order, leaving out `except`: the list scan of `__pick_first_entity`
     /// (`except` None) or TT's `__pick_next_entity(cfs_rq, except)`.
     fn order_first(&mut self, m: &Machine, rq: RqId, except: Option<SeId>) -> Option<SeId> {
-        if let [only] = self.cfs[rq].list[..] {
+        if let (1, Some(only)) = (self.cfs[rq].list.len(), self.cfs[rq].list.front()) {
             // One entity (a task's own autogroup): the scan's winner.
             return (Some(only.se) != except).then_some(only.se);
         }
-        if let Some(best) = self.hooks.order_first(m, rq, except) {
+        if let Some(best) = self.hooks.order_first(m, rq, &self.cfs[rq].list, except) {
             #[cfg(debug_assertions)]
             {
-                let list = std::mem::take(&mut self.cfs[rq].list);
-                let scanned = self.hooks.order_scan(m, &list, except);
+                let mut list = std::mem::take(&mut self.cfs[rq].list);
+                let scanned = self.hooks.order_scan(m, list.make_contiguous(), except);
                 self.cfs[rq].list = list;
                 if let Some(scanned) = scanned {
                     assert_eq!(best, scanned, "order_first of queue {rq} at {}", m.now);
@@ -84,23 +84,25 @@ impl Fair {
             }
             return best.map(|(_, s)| s);
         }
-        let list = std::mem::take(&mut self.cfs[rq].list);
-        let first = self.scan_keys(m, rq, &list, except).unwrap_or_else(|| {
-            // Some entity has no key: compare pairwise, as the patches do.
-            let mut best: Option<SeId> = None;
-            for s in list
-                .iter()
-                .rev()
-                .map(|x| x.se)
-                .filter(|s| Some(*s) != except)
-            {
-                best = match best {
-                    Some(b) if !self.order_before(m, s, b) => Some(b),
-                    _ => Some(s),
-                };
-            }
-            best
-        });
+        let mut list = std::mem::take(&mut self.cfs[rq].list);
+        let first = self
+            .scan_keys(m, rq, list.make_contiguous(), except)
+            .unwrap_or_else(|| {
+                // Some entity has no key: compare pairwise, as the patches do.
+                let mut best: Option<SeId> = None;
+                for s in list
+                    .iter()
+                    .rev()
+                    .map(|x| x.se)
+                    .filter(|s| Some(*s) != except)
+                {
+                    best = match best {
+                        Some(b) if !self.order_before(m, s, b) => Some(b),
+                        _ => Some(s),
+                    };
+                }
+                best
+            });
         self.cfs[rq].list = list;
         first
     }

@@ -34,7 +34,7 @@ impl Fair {
                 se,
                 task: self.se[se].task,
             };
-            self.cfs[rq].list.push(x);
+            self.cfs[rq].list.push_back(x);
             self.hooks.list_changed(rq, self.cfs[rq].cpu, x, true);
         }
         if self.p.version == Version::Eevdf {
@@ -69,8 +69,7 @@ impl Fair {
             true => Some(at),
             false => list.iter().position(|x| x.se == se),
         };
-        if let Some(i) = i {
-            let x = list.remove(i);
+        if let Some(x) = i.and_then(|i| list.remove(i)) {
             self.hooks.list_changed(rq, self.cfs[rq].cpu, x, false);
         }
     }

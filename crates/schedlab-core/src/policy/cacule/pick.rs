@@ -25,11 +25,12 @@
 //! as it joins); the pick scores entities in that order and stops at the
 //! first whose K exceeds the best score so far (it cannot score lower, nor
 //! equal to win on list order). Entities whose `exec_start` is after their
-//! `last_run` (none, by the rules above, but the bound would not hold) are
-//! kept apart and always scored. In the bench workload (125 entities per
+//! `last_run` (none, by the rules above, but the bound would not hold) get
+//! the bound 0 and are always scored. In the bench workload (125 entities per
 //! CPU) a pick scores a few entities instead of 125.
 
-use super::{interactivity_score, CacUle};
+use super::fast::IsMemo;
+use super::CacUle;
 use crate::class::fair::entity::{ListEntry, RqId, SeId};
 use crate::class::fair::hooks::EntityRef;
 use crate::clock::{Ns, MSEC};
@@ -155,15 +156,34 @@ impl FTable {
     }
 }
 
-/// An indexed entity.
+/// An indexed entity with what its bound reads of its node (which does
+/// not change while it is listed): the bounds of a whole queue are
+/// recomputed from its index alone, one contiguous read.
 #[derive(Debug, Clone, Copy)]
 struct IdxEnt {
-    /// The bound K (while its queue's horizon holds).
+    /// The bound K (while its queue's horizon holds; 0: none).
     key: u64,
-    last_run: u64,
     seq: u64,
-    se: SeId,
-    task: Option<TaskId>,
+    last_run: u64,
+    start_time: u64,
+    vruntime: u64,
+    /// A copy of the node's IS memo (the same values).
+    is_memo: IsMemo,
+    se: u32,
+    /// Its task, or `u32::MAX` for a group entity.
+    task: u32,
+    /// `exec_start` ≤ `last_run`: the bound holds.
+    bounded: bool,
+}
+
+impl IdxEnt {
+    fn entity(&self) -> EntityRef {
+        EntityRef {
+            se: self.se as SeId,
+            task: (self.task != u32::MAX).then_some(self.task as TaskId),
+            is_curr: false,
+        }
+    }
 }
 
 /// Sorts by (K, seq) in place. The keys of one queue keep most of their
@@ -192,8 +212,6 @@ pub(super) struct RqIndex {
     /// picks take entities near the front (low bounds), put-backs join
     /// near the back (they just ran: high bounds).
     ents: VecDeque<IdxEnt>,
-    /// Entities the bound does not cover (always scored).
-    apart: Vec<IdxEnt>,
     /// The keys hold until then.
     horizon: u64,
     sorted: bool,
@@ -202,35 +220,28 @@ pub(super) struct RqIndex {
     /// tick's check and the pick after it, with the previous entity put
     /// back in between, see the same entities at the same time).
     memo: Option<(u64, Option<Best>)>,
-}
-
-/// Where an entity is indexed.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Listed {
-    rq: RqId,
-    ent: IdxEnt,
-    apart: bool,
-}
-
-impl RqIndex {
-    fn len(&self) -> usize {
-        self.ents.len() + self.apart.len()
-    }
+    /// Indexed at all: a queue is indexed from its first pick with at
+    /// least `MIN_INDEXED` entities until a pick finds fewer (a task's own
+    /// autogroup queue never is).
+    active: bool,
 }
 
 impl CacUle {
-    /// K of `e`, which last ran at `last_run`: its least score until
-    /// `horizon` (0 where no bound applies).
-    fn bound(&self, e: EntityRef, last_run: u64, horizon: u64) -> u64 {
-        let (Some(ft), Some(waited)) = (&self.ftable, horizon.checked_sub(last_run)) else {
+    /// K of `y`: its least score until `horizon` (0 where no bound
+    /// applies).
+    fn bound(&self, y: &IdxEnt, horizon: u64) -> u64 {
+        let (Some(ft), Some(waited), true) =
+            (&self.ftable, horizon.checked_sub(y.last_run), y.bounded)
+        else {
             return 0;
         };
-        let n = self.node(e);
-        let life = horizon.wrapping_sub(n.start_time);
-        let is = n
+        // The memo when it covers the horizon, else the formula (the memo
+        // stays as the pick's scoring left it: it serves the present).
+        let life = horizon.wrapping_sub(y.start_time);
+        let is = y
             .is_memo
-            .peek(life, n.vruntime)
-            .unwrap_or_else(|| interactivity_score(life, n.vruntime, self.f.interactivity));
+            .peek(life, y.vruntime)
+            .unwrap_or_else(|| super::interactivity_score(life, y.vruntime, self.f.interactivity));
         u64::from(is) + ft.g(waited)
     }
 
@@ -247,26 +258,28 @@ impl CacUle {
             }
             self.task_se[t] = x.se;
         }
-        if self.index.len() <= rq {
-            self.index.resize(rq + 1, RqIndex::default());
+        if self.index.get(rq).is_none_or(|q| !q.active) {
+            return;
         }
         if self.listed_at.len() <= x.se {
             self.listed_at.resize(x.se + 1, None);
         }
         let n = self.node(e);
-        let apart = n.exec_start > n.last_run;
-        let q = &self.index[rq];
-        let key = match q.sorted && !apart {
-            true => self.bound(e, n.last_run, q.horizon),
-            false => 0,
-        };
-        let ent = IdxEnt {
-            key,
-            last_run: n.last_run,
+        let mut ent = IdxEnt {
+            key: 0,
             seq: x.seq,
-            se: x.se,
-            task: x.task,
+            last_run: n.last_run,
+            start_time: n.start_time,
+            vruntime: n.vruntime,
+            is_memo: n.is_memo,
+            se: x.se as u32,
+            task: x.task.map_or(u32::MAX, |t| t as u32),
+            bounded: n.exec_start <= n.last_run,
         };
+        let q = &self.index[rq];
+        if q.sorted {
+            ent.key = self.bound(&ent, q.horizon);
+        }
         if let Some((when, best)) = self.index[rq].memo {
             // Score the newcomer at the memo's time (used only if the next
             // pick comes at that time). A task might be SCHED_IDLE, which
@@ -282,61 +295,59 @@ impl CacUle {
             };
         }
         let q = &mut self.index[rq];
-        if apart {
-            q.apart.push(ent);
-        } else if q.sorted {
+        if q.sorted {
             let k = (ent.key, ent.seq);
             let at = q.ents.partition_point(|y| (y.key, y.seq) < k);
             q.ents.insert(at, ent);
         } else {
             q.ents.push_back(ent);
         }
-        self.listed_at[x.se] = Some(Listed { rq, ent, apart });
+        self.listed_at[x.se] = Some(rq);
     }
 
-    /// `se` left queue `rq`'s list.
+    /// `se` left its queue's list.
     pub(super) fn index_leave(&mut self, se: SeId) {
-        let Some(Some(l)) = self.listed_at.get_mut(se).map(|l| l.take()) else {
+        let Some(Some(rq)) = self.listed_at.get_mut(se).map(|l| l.take()) else {
             return;
         };
-        let q = &mut self.index[l.rq];
+        let q = &mut self.index[rq];
         if q.memo
             .is_some_and(|(_, b)| b.is_some_and(|(_, _, s)| s == se))
         {
             q.memo = None;
         }
-        if l.apart {
-            if let Some(i) = q.apart.iter().position(|y| y.se == se) {
-                q.apart.swap_remove(i);
-            }
-            return;
-        }
-        let at = match q.sorted {
-            true => {
-                let k = (l.ent.key, l.ent.seq);
-                let at = q.ents.partition_point(|y| (y.key, y.seq) < k);
-                Some(at).filter(|at| q.ents.get(*at).is_some_and(|y| y.se == se))
-            }
-            false => q.ents.iter().position(|y| y.se == se),
-        };
-        if let Some(at) = at {
+        // Found from the front: a pick takes an entity with a low bound.
+        if let Some(at) = q.ents.iter().position(|y| y.se as SeId == se) {
             q.ents.remove(at);
         }
     }
 
     /// Entity `se`'s node changed: index it again if it is listed.
-    pub(super) fn retouch(&mut self, se: SeId) {
-        let Some(Some(l)) = self.listed_at.get(se).copied() else {
+    fn retouch(&mut self, se: SeId) {
+        let Some(Some(rq)) = self.listed_at.get(se).copied() else {
+            return;
+        };
+        let Some(y) = self.index[rq]
+            .ents
+            .iter()
+            .find(|y| y.se as SeId == se)
+            .copied()
+        else {
             return;
         };
         self.index_leave(se);
         let x = ListEntry {
-            seq: l.ent.seq,
+            seq: y.seq,
             se,
-            task: l.ent.task,
+            task: y.entity().task,
         };
-        self.index_join(l.rq, x);
-        if let Some(t) = l.ent.task {
+        self.index_join(rq, x);
+    }
+
+    /// Entity `e`'s node changed: index it again where it is listed.
+    pub(super) fn retouch_entity(&mut self, e: EntityRef) {
+        self.retouch(e.se);
+        if let Some(t) = e.task {
             self.cand_retouch(t);
         }
     }
@@ -348,6 +359,7 @@ impl CacUle {
                 self.retouch(se);
             }
         }
+        self.cand_retouch(t);
     }
 
     /// `FairHooks::order_first`: the scan's answer from the index.
@@ -355,18 +367,32 @@ impl CacUle {
         &mut self,
         m: &Machine,
         rq: RqId,
+        list: &VecDeque<ListEntry>,
         except: Option<SeId>,
     ) -> Option<Option<(u64, SeId)>> {
         self.ftable.as_ref()?;
-        match self.index.get(rq) {
-            Some(q) if q.len() >= MIN_INDEXED => {
-                let mut q = std::mem::take(&mut self.index[rq]);
-                let a = self.bounded_scan(m, &mut q, except);
-                self.index[rq] = q;
-                a
-            }
-            _ => None,
+        if self.index.len() <= rq {
+            self.index.resize(rq + 1, RqIndex::default());
         }
+        if list.len() < MIN_INDEXED {
+            if self.index[rq].active {
+                let q = std::mem::take(&mut self.index[rq]);
+                for y in &q.ents {
+                    self.listed_at[y.se as SeId] = None;
+                }
+            }
+            return None;
+        }
+        if !self.index[rq].active {
+            self.index[rq].active = true;
+            for x in list {
+                self.index_join(rq, *x);
+            }
+        }
+        let mut q = std::mem::take(&mut self.index[rq]);
+        let a = self.bounded_scan(m, &mut q, except);
+        self.index[rq] = q;
+        a
     }
 
     /// Scores `y` into `best` (key, seq, se): whether it became the best,
@@ -378,15 +404,11 @@ impl CacUle {
         except: Option<SeId>,
         best: &mut Option<Best>,
     ) -> Option<bool> {
-        if Some(y.se) == except {
+        let e = y.entity();
+        if Some(e.se) == except {
             return Some(false);
         }
-        let idle = y.task.is_some_and(|t| m.tasks[t].policy == Policy::Idle);
-        let e = EntityRef {
-            se: y.se,
-            task: y.task,
-            is_curr: false,
-        };
+        let idle = e.task.is_some_and(|t| m.tasks[t].policy == Policy::Idle);
         let score = self.fast_score(e, m.now);
         if score >= 1 << 31 {
             return None;
@@ -394,7 +416,7 @@ impl CacUle {
         let k = (u64::from(idle) << 32) | u64::from(score);
         let better = best.is_none_or(|(bk, bs, _)| k < bk || (k == bk && y.seq > bs));
         if better {
-            *best = Some((k, y.seq, y.se));
+            *best = Some((k, y.seq, e.se));
         }
         Some(better)
     }
@@ -413,27 +435,15 @@ impl CacUle {
         }
         if !q.sorted || now > q.horizon {
             q.horizon = now.saturating_add(LB_HORIZON);
-            let mut ents = std::mem::take(&mut q.ents);
-            for y in ents.iter_mut() {
-                let e = EntityRef {
-                    se: y.se,
-                    task: y.task,
-                    is_curr: false,
-                };
-                y.key = self.bound(e, y.last_run, q.horizon);
-                if let Some(Some(l)) = self.listed_at.get_mut(y.se) {
-                    l.ent.key = y.key;
-                }
+            let horizon = q.horizon;
+            for y in q.ents.iter_mut() {
+                y.key = self.bound(y, horizon);
             }
-            insertion_sort(ents.make_contiguous());
-            q.ents = ents;
+            insertion_sort(q.ents.make_contiguous());
             q.sorted = true;
         }
         // (key, seq, se) of the best so far.
         let mut best: Option<Best> = None;
-        for y in &q.apart {
-            self.consider(m, y, except, &mut best)?;
-        }
         for y in &q.ents {
             if best.is_some_and(|(bk, _, _)| y.key > bk) {
                 break;

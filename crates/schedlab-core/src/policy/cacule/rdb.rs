@@ -6,6 +6,7 @@ use super::CacUle;
 use crate::cpuset::CpuId;
 use crate::machine::{Machine, MigrationKind};
 use crate::task::TaskId;
+use std::rc::Rc;
 
 /// What the RDB sees of every CPU during one pass, updated as it moves
 /// tasks (the kernel's moves take effect at once, under the rq locks).
@@ -21,13 +22,37 @@ pub(super) struct Snapshot<'a> {
     cand: Vec<Option<Option<(TaskId, u32)>>>,
 }
 
+/// The buffers of a [`Snapshot`], kept between passes (a pass runs at
+/// every RDB interval of every CPU).
+#[derive(Debug, Default)]
+pub(super) struct SnapBufs {
+    nr: Vec<u32>,
+    moved: Vec<Option<Vec<TaskId>>>,
+    cand: Vec<Option<Option<(TaskId, u32)>>>,
+}
+
 impl<'a> Snapshot<'a> {
-    pub(super) fn new(m: &Machine, tasks: &'a [Vec<TaskId>]) -> Self {
+    pub(super) fn new(m: &Machine, tasks: &'a [Vec<TaskId>], mut bufs: SnapBufs) -> Self {
+        bufs.nr.clear();
+        bufs.nr.extend(m.rqs.iter().map(|r| r.nr_running));
+        bufs.moved.clear();
+        bufs.moved.resize(tasks.len(), None);
+        bufs.cand.clear();
+        bufs.cand.resize(tasks.len(), None);
         Snapshot {
-            nr: m.rqs.iter().map(|r| r.nr_running).collect(),
+            nr: bufs.nr,
             base: tasks,
-            moved: vec![None; tasks.len()],
-            cand: vec![None; tasks.len()],
+            moved: bufs.moved,
+            cand: bufs.cand,
+        }
+    }
+
+    /// The buffers, for the next pass.
+    pub(super) fn into_bufs(self) -> SnapBufs {
+        SnapBufs {
+            nr: self.nr,
+            moved: self.moved,
+            cand: self.cand,
         }
     }
 
@@ -75,10 +100,12 @@ impl CacUle {
     /// `update_IS`: the non-running task of `cpu` with the lowest IS
     /// (ties: the one queued or picked last), with its IS.
     ///
-    /// Each task's IS is taken from the CPU's `CandMemo` where the entry
-    /// at its position is its own, its node and stamp have not changed
-    /// since (`ver`) and its IS memo still covers its life (`until`): the
-    /// same values the scan would compute, read from one contiguous list.
+    /// From the CPU's index (cacule/cand.rs) unless this pass moved tasks
+    /// to or from the CPU; then from the pass's task list, each task's IS
+    /// taken from the CPU's `CandMemo` where the entry at its position is
+    /// its own, its node and stamp have not changed since (`ver`) and its
+    /// IS memo still covers its life (`until`): the same values the scan
+    /// would compute, read from one contiguous list.
     fn candidate(&mut self, m: &Machine, snap: &mut Snapshot, cpu: CpuId) -> Option<(TaskId, u32)> {
         if let Some(c) = snap.cand[cpu] {
             return c;
@@ -174,11 +201,18 @@ impl CacUle {
     }
 
     /// Online CPUs other than `cpu` in the RDB's scan order: those sharing
-    /// `cpu`'s LLC, then all (`cores_round`).
-    fn rounds(m: &Machine, cpu: CpuId) -> Vec<CpuId> {
-        let others: Vec<CpuId> = m.online.iter().filter(|c| *c != cpu).collect();
-        let llc = others.iter().filter(|c| m.topo.share_cache(**c, cpu));
-        llc.chain(others.iter()).copied().collect()
+    /// `cpu`'s LLC, then all (`cores_round`). Computed once per set of
+    /// online CPUs.
+    fn rounds(&mut self, m: &Machine, cpu: CpuId) -> Rc<[CpuId]> {
+        if self.rounds.0 != m.online || self.rounds.1.len() <= cpu {
+            let all = (0..m.nr_cpus().max(cpu + 1)).map(|cpu| {
+                let others: Vec<CpuId> = m.online.iter().filter(|c| *c != cpu).collect();
+                let llc = others.iter().filter(|c| m.topo.share_cache(**c, cpu));
+                llc.chain(others.iter()).copied().collect()
+            });
+            self.rounds = (m.online, all.collect());
+        }
+        self.rounds.1[cpu].clone()
     }
 
     /// `idle_try_pull_any` (tick) and `newidle_balance` (`newidle`: stop
@@ -190,7 +224,7 @@ impl CacUle {
         dst: CpuId,
         newidle: bool,
     ) {
-        for src in Self::rounds(m, dst) {
+        for &src in self.rounds(m, dst).iter() {
             if snap.nr[src] < 2 {
                 continue;
             }
@@ -234,7 +268,7 @@ impl CacUle {
     /// `try_push_any`: push this CPU's candidate to a CPU running fewer
     /// than this CPU's count − 1 tasks.
     pub(super) fn push_any(&mut self, m: &mut Machine, snap: &mut Snapshot, src: CpuId) {
-        for dst in Self::rounds(m, src) {
+        for &dst in self.rounds(m, src).iter() {
             if snap.nr[dst] >= snap.nr[src].saturating_sub(1) {
                 continue;
             }
@@ -252,7 +286,7 @@ impl CacUle {
     /// whose candidate's IS is lower than this CPU's own candidate's.
     pub(super) fn pull_lower_is(&mut self, m: &mut Machine, snap: &mut Snapshot, dst: CpuId) {
         let this_is = self.candidate(m, snap, dst).map_or(u32::MAX, |c| c.1);
-        for src in Self::rounds(m, dst) {
+        for &src in self.rounds(m, dst).iter() {
             if snap.nr[src] < 2 {
                 continue;
             }
