@@ -66,10 +66,10 @@
 //! lives over which it holds (`IsMemo`); the cache and starvation terms
 //! divide by the run's fixed divisors with an exact multiply-shift
 //! (`DivBy`) and take m/q from a table for small q (`FactorDiv`), all in
-//! cacule/fast.rs. The RDB's candidate of a CPU comes from a per-CPU
-//! index of its waiting tasks sorted by their IS at a horizon 256 ms
-//! ahead (cacule/cand.rs), read until the bound exceeds the lowest IS
-//! found; during a pass that moved tasks to or from a CPU, that CPU's
+//! cacule/fast.rs. The RDB's candidate of a CPU with at least 16 tasks
+//! comes from a per-CPU index of its waiting tasks sorted by their IS at a
+//! horizon 256 ms ahead (cacule/cand.rs), read until the bound exceeds
+//! the lowest IS found; during a pass that moved tasks to or from a CPU, that CPU's
 //! candidate is searched in the pass's task list (`CandMemo`, cacule/rdb.rs).
 //! Both indexes follow the fair class's lists (`FairHooks::list_changed`)
 //! and re-index an entity whenever its node changes while it waits.

@@ -21,6 +21,10 @@ use crate::task::TaskId;
 /// How far ahead a CPU's bounds hold.
 const HORIZON: Ns = 256 * MSEC;
 
+/// Below this many tasks on a CPU its search reads them all (cheaper than
+/// keeping the index in step with every wakeup and switch).
+const MIN_INDEXED: usize = 16;
+
 /// A listed task with its bound.
 #[derive(Debug, Clone, Copy)]
 struct CandEnt {
@@ -34,6 +38,9 @@ pub(super) struct CandIndex {
     ents: Vec<CandEnt>,
     horizon: u64,
     sorted: bool,
+    /// Indexed at all: from a search that finds at least `MIN_INDEXED`
+    /// tasks on the CPU until one finds fewer.
+    active: bool,
 }
 
 impl CacUle {
@@ -48,8 +55,8 @@ impl CacUle {
 
     /// Task `t` was listed on `cpu`.
     pub(super) fn cand_join(&mut self, cpu: CpuId, t: TaskId) {
-        if self.cand_index.len() <= cpu {
-            self.cand_index.resize(cpu + 1, CandIndex::default());
+        if self.cand_index.get(cpu).is_none_or(|q| !q.active) {
+            return;
         }
         if self.cand_at.len() <= t {
             self.cand_at.resize(t + 1, None);
@@ -96,10 +103,34 @@ impl CacUle {
         }
     }
 
-    /// `update_IS` of `cpu` from its index: the candidate and its IS.
-    pub(super) fn indexed_candidate(&mut self, now: u64, cpu: CpuId) -> Option<(TaskId, u32)> {
+    /// `update_IS` of `cpu` from its index: the candidate and its IS; or
+    /// None (search the list) while the CPU holds fewer than
+    /// `MIN_INDEXED` tasks. `tasks`: its runnable fair tasks, `curr` its
+    /// running task (the index is built from them when it starts).
+    pub(super) fn indexed_candidate(
+        &mut self,
+        now: u64,
+        cpu: CpuId,
+        tasks: &[TaskId],
+        curr: Option<TaskId>,
+    ) -> Option<Option<(TaskId, u32)>> {
         if self.cand_index.len() <= cpu {
             self.cand_index.resize(cpu + 1, CandIndex::default());
+        }
+        if tasks.len() < MIN_INDEXED {
+            if self.cand_index[cpu].active {
+                let q = std::mem::take(&mut self.cand_index[cpu]);
+                for y in &q.ents {
+                    self.cand_at[y.task] = None;
+                }
+            }
+            return None;
+        }
+        if !self.cand_index[cpu].active {
+            self.cand_index[cpu].active = true;
+            for &t in tasks.iter().filter(|t| Some(**t) != curr) {
+                self.cand_join(cpu, t);
+            }
         }
         let mut q = std::mem::take(&mut self.cand_index[cpu]);
         if !q.sorted || now > q.horizon {
@@ -137,6 +168,6 @@ impl CacUle {
             }
         }
         self.cand_index[cpu] = q;
-        best.map(|(t, is, _)| (t, is))
+        Some(best.map(|(t, is, _)| (t, is)))
     }
 }

@@ -110,8 +110,11 @@ impl CacUle {
         if let Some(c) = snap.cand[cpu] {
             return c;
         }
-        if snap.moved[cpu].is_none() && self.f.interactivity < 1 << 31 {
-            let c = self.indexed_candidate(m.now, cpu);
+        let indexed = match snap.moved[cpu].is_none() && self.f.interactivity < 1 << 31 {
+            true => self.indexed_candidate(m.now, cpu, &snap.base[cpu], m.rqs[cpu].curr),
+            false => None,
+        };
+        if let Some(c) = indexed {
             #[cfg(debug_assertions)]
             assert_eq!(
                 c,
