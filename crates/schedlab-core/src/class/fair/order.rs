@@ -68,9 +68,20 @@ impl Fair {
     /// order, leaving out `except`: the list scan of `__pick_first_entity`
     /// (`except` None) or TT's `__pick_next_entity(cfs_rq, except)`.
     fn order_first(&mut self, m: &Machine, rq: RqId, except: Option<SeId>) -> Option<SeId> {
+        self.order_first_keyed(m, rq, except).map(|(s, _)| s)
+    }
+
+    /// [`Self::order_first`] with the winner's `order_key` where the scan
+    /// computed it.
+    fn order_first_keyed(
+        &mut self,
+        m: &Machine,
+        rq: RqId,
+        except: Option<SeId>,
+    ) -> Option<(SeId, Option<u64>)> {
         if let (1, Some(only)) = (self.cfs[rq].list.len(), self.cfs[rq].list.front()) {
             // One entity (a task's own autogroup): the scan's winner.
-            return (Some(only.se) != except).then_some(only.se);
+            return (Some(only.se) != except).then_some((only.se, None));
         }
         if let Some(best) = self.hooks.order_first(m, rq, &self.cfs[rq].list, except) {
             #[cfg(debug_assertions)]
@@ -82,7 +93,7 @@ impl Fair {
                     assert_eq!(best, scanned, "order_first of queue {rq} at {}", m.now);
                 }
             }
-            return best.map(|(_, s)| s);
+            return best.map(|(k, s)| (s, Some(k)));
         }
         let mut list = std::mem::take(&mut self.cfs[rq].list);
         let first = self
@@ -101,7 +112,7 @@ impl Fair {
                         _ => Some(s),
                     };
                 }
-                best
+                best.map(|s| (s, None))
             });
         self.cfs[rq].list = list;
         first
@@ -124,7 +135,7 @@ impl Fair {
         rq: RqId,
         list: &[ListEntry],
         except: Option<SeId>,
-    ) -> Option<Option<SeId>> {
+    ) -> Option<Option<(SeId, Option<u64>)>> {
         let gen = self.hooks.order_generation().filter(|_| except.is_none());
         let edits = self.cfs[rq].list_edits;
         let memo = self.cfs[rq].scan_memo.filter(|c| {
@@ -146,7 +157,26 @@ impl Fair {
                 best,
             });
         }
-        Some(best.map(|(_, s)| s))
+        Some(best.map(|(k, s)| (s, Some(k))))
+    }
+
+    /// Whether the running entity `c` runs before `first`, whose key the
+    /// scan may have left (`first_key`): then one key for `c` decides
+    /// (`order_key`'s contract: keys order as `before` does), else
+    /// `before`.
+    fn curr_before(&mut self, m: &Machine, c: SeId, first: SeId, first_key: Option<u64>) -> bool {
+        if let Some(fk) = first_key {
+            if let Some(ck) = self.hooks.order_key(m, self.entity_ref(c)) {
+                #[cfg(debug_assertions)]
+                assert_eq!(
+                    ck < fk,
+                    self.order_before(m, c, first),
+                    "keys against before()"
+                );
+                return ck < fk;
+            }
+        }
+        self.order_before(m, c, first)
     }
 
     /// `pick_next_entity` under the policy's order.
@@ -157,11 +187,12 @@ impl Fair {
         order: QueueOrder,
     ) -> Option<SeId> {
         let curr = self.cfs[rq].curr.filter(|c| self.se[*c].on_rq);
-        let first = self.order_first(m, rq, None);
-        let left = match (first, curr) {
+        let keyed = self.order_first_keyed(m, rq, None);
+        let first = keyed.map(|(s, _)| s);
+        let left = match (keyed, curr) {
             (None, c) => c?,
-            (Some(l), Some(c)) if self.order_before(m, c, l) => c,
-            (Some(l), _) => l,
+            (Some((l, lk)), Some(c)) if self.curr_before(m, c, l, lk) => c,
+            (Some((l, _)), _) => l,
         };
         if !order.buddies {
             return Some(left);
