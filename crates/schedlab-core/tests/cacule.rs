@@ -220,3 +220,54 @@ fn scores_order_group_entities() {
     assert!(s.wakeup_latency_max_us < 1.0, "{}", s.wakeup_latency_max_us);
     assert!(r.metrics.warnings.is_empty(), "{:?}", r.metrics.warnings);
 }
+
+/// The pick and the RDB's candidate come from indexes (policy/cacule/pick.rs,
+/// cand.rs) once a queue holds 12 entities and a CPU 16 tasks; debug builds
+/// (these tests) assert that every indexed answer equals the full scan's.
+/// A busy mix that reaches every path that re-indexes: hogs at every nice
+/// level, short sleepers (wakeups, migrations by the RDB), yielders (the
+/// yield mark set and cleared), SCHED_IDLE hogs (the idle rule), with and
+/// without autogroups, and with a CPU going offline and back (the RDB's
+/// CPU order). Also checks that the run is the same when repeated.
+#[test]
+fn the_indexes_give_the_scans_answers_on_a_busy_mix() {
+    let mut tasks = vec![];
+    for i in 0..40 {
+        tasks.push(format!(
+            r#""hog{i}": {{"priority": {}, "run": 1000000}}"#,
+            (i % 40) - 20
+        ));
+    }
+    for i in 0..28 {
+        tasks.push(format!(
+            r#""sl{i}": {{"loop": -1, "run": {}, "sleep": {}}}"#,
+            200 + 37 * i,
+            1500 + 113 * i
+        ));
+    }
+    for i in 0..8 {
+        tasks.push(format!(r#""y{i}": {{"loop": -1, "run": 700, "yield": 0}}"#));
+    }
+    for i in 0..4 {
+        tasks.push(format!(
+            r#""idle{i}": {{"policy": "SCHED_IDLE", "run": 1000000}}"#
+        ));
+    }
+    let wl = format!(
+        r#"{{"global": {{"duration": 3}}, "tasks": {{{}}}}}"#,
+        tasks.join(", ")
+    );
+    for autogroup in [0, 1] {
+        let mut c = cfg("cacule", 4, &[("autogroup", autogroup)]);
+        c.hotplug = vec![(1_000 * MS, 3, false), (2_000 * MS, 3, true)];
+        let a = schedlab_core::simulate("mix", &wl, c.clone()).expect("runs");
+        let b = schedlab_core::simulate("mix", &wl, c).expect("runs");
+        assert!(a.metrics.context_switches > 5_000, "autogroup {autogroup}");
+        assert!(
+            a.metrics.migrations > 0,
+            "autogroup {autogroup}: the RDB moved nothing"
+        );
+        assert_eq!(a.metrics.events, b.metrics.events);
+        assert_eq!(a.metrics.context_switches, b.metrics.context_switches);
+    }
+}
