@@ -318,7 +318,7 @@ fn job_stats(m: &Machine, wl: &Workload, i: usize, end: Ns) -> JobStats {
             period
         };
         let (release, rel) = s.job.unwrap_or((t.created + def.delay, rel_deadline));
-        let pending = match s.awaiting {
+        let pending = match s.awaiting.get() {
             Some(r) => r <= end,
             None => release <= end,
         };

@@ -69,27 +69,70 @@ pub struct Activation {
     pub deadline: Ns,
 }
 
-/// Per-task counters (`repr(C)`, cache-line aligned: the counters every
-/// switch updates share the first line; see [`crate::task::Task`]).
+/// An optional time in 8 bytes (`u64::MAX` stands for none), so that what
+/// a switch touches of [`TaskStats`] fits its first cache line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MaybeNs(u64);
+
+impl Default for MaybeNs {
+    fn default() -> Self {
+        MaybeNs::NONE
+    }
+}
+
+impl MaybeNs {
+    /// No time.
+    pub const NONE: MaybeNs = MaybeNs(u64::MAX);
+
+    /// The time, if any.
+    pub fn get(self) -> Option<Ns> {
+        (self.0 != u64::MAX).then_some(self.0)
+    }
+
+    /// Set (a time of `u64::MAX` ns, beyond any run, is refused).
+    pub fn set(&mut self, v: Option<Ns>) {
+        assert!(v != Some(u64::MAX), "time out of range");
+        self.0 = v.unwrap_or(u64::MAX);
+    }
+
+    /// The time, leaving none.
+    pub fn take(&mut self) -> Option<Ns> {
+        let v = self.get();
+        self.0 = u64::MAX;
+        v
+    }
+
+    /// Set to `v` unless a time is already there.
+    pub fn get_or_insert(&mut self, v: Ns) {
+        if self.get().is_none() {
+            self.set(Some(v));
+        }
+    }
+}
+
+/// Per-task counters (`repr(C)`, cache-line aligned: what a switch to the
+/// task reads and writes shares the first line, since that task may have
+/// waited behind thousands of others and be out of cache; see
+/// [`crate::task::Task`]).
 #[derive(Debug, Clone, Default)]
 #[repr(C, align(64))]
 pub struct TaskStats {
-    /// Time on a CPU.
-    pub cpu_time: Ns,
+    /// The task sleeps on its timer until this release.
+    pub awaiting: MaybeNs,
+    /// Start of the current job (first run after its release).
+    pub job_start: MaybeNs,
     /// Time runnable but not running.
     pub wait_time: Ns,
+    /// `work_done` when the task was last switched in (start of its quantum).
+    pub quantum_work: u64,
+    /// `run` work completed, reference ns.
+    pub work_done: u64,
+    /// Time on a CPU.
+    pub cpu_time: Ns,
     /// Voluntary context switches (the task blocked).
     pub nvcsw: u64,
     /// Involuntary context switches (preempted while runnable).
     pub nivcsw: u64,
-    /// `run` work completed, reference ns.
-    pub work_done: u64,
-    /// `work_done` when the task was last switched in (start of its quantum).
-    pub quantum_work: u64,
-    /// The task sleeps on its timer until this release.
-    pub awaiting: Option<Ns>,
-    /// Start of the current job (first run after its release).
-    pub job_start: Option<Ns>,
     /// CPU changes.
     pub migrations: u64,
     /// Completed iterations of the phase list.

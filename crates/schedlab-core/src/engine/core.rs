@@ -382,7 +382,7 @@ impl Simulator {
         self.smt_retime(sibs);
         if let Some(n) = next {
             let st = &mut self.m.stats.tasks[n];
-            st.awaiting = None;
+            st.awaiting.set(None);
             st.job_start.get_or_insert(now);
         }
         let Some(n) = next else {

@@ -282,9 +282,9 @@ impl Simulator {
         // The next job: released at `next` (at once if already late).
         st.job = Some((next.min(now.max(next)), rel_deadline));
         if wait {
-            st.awaiting = Some(next);
+            st.awaiting.set(Some(next));
         } else {
-            st.job_start = Some(now);
+            st.job_start.set(Some(now));
         }
         if own {
             let timers = &mut self.m.tasks[t].own_timers;

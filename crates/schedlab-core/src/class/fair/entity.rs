@@ -18,55 +18,62 @@ pub type SeId = usize;
 pub type RqId = usize;
 
 /// A task or group scheduling entity.
+///
+/// `repr(C)` with the fields a pick, a put-back and a tick read first: a
+/// switch to a task that has waited behind thousands of others finds its
+/// entity out of cache, and the order decides how many lines that costs
+/// (issue 18, cost per event flat in tasks per CPU). The PELT signal,
+/// read at enqueue, dequeue and the running entity's tick, comes last.
 #[derive(Debug, Clone)]
+#[repr(C)]
 pub struct Entity {
-    /// Weight and inverse.
-    pub lw: LoadWeight,
+    /// Queue it is (or would be) on.
+    pub cfs_rq: RqId,
+    /// For group entities: the queue they represent.
+    pub my_q: Option<RqId>,
+    /// Parent group entity on the same CPU.
+    pub parent: Option<SeId>,
+    /// For task entities: the task.
+    pub task: Option<TaskId>,
+    /// Queued (includes current and delayed).
+    pub on_rq: bool,
+    /// Dequeue delayed (EEVDF DELAY_DEQUEUE).
+    pub delayed: bool,
+    /// SCHED_IDLE task (or idle group).
+    pub idle: bool,
+    /// The slice was set explicitly (custom slice, or group min slice).
+    pub custom_slice: bool,
+    /// `deadline` holds a relative value (PLACE_REL_DEADLINE).
+    pub rel_deadline: bool,
     /// Virtual runtime.
     pub vruntime: i64,
     /// Virtual deadline (EEVDF).
     pub deadline: i64,
     /// Requested slice, wall ns (EEVDF).
     pub slice: u64,
-    /// The slice was set explicitly (custom slice, or group min slice).
-    pub custom_slice: bool,
+    /// Tree key while in the tree.
+    pub key: (i64, u64),
+    /// Weight and inverse.
+    pub lw: LoadWeight,
+    /// Depth in the hierarchy (root-level entities: 0).
+    pub depth: u32,
+    /// Start of the current accounting interval.
+    pub exec_start: u64,
+    /// Total runtime.
+    pub sum_exec: u64,
+    /// `sum_exec` when last picked.
+    pub prev_sum_exec: u64,
     /// Saved virtual lag (EEVDF); equals `deadline` while slice-protected
     /// (6.12's marker).
     pub vlag: i64,
     /// 6.17+: the vruntime up to which the current entity is protected
     /// (`se->vprot`, `set_protect_slice`).
     pub vprot: i64,
-    /// `deadline` holds a relative value (PLACE_REL_DEADLINE).
-    pub rel_deadline: bool,
-    /// Dequeue delayed (EEVDF DELAY_DEQUEUE).
-    pub delayed: bool,
-    /// Total runtime.
-    pub sum_exec: u64,
-    /// `sum_exec` when last picked.
-    pub prev_sum_exec: u64,
-    /// Start of the current accounting interval.
-    pub exec_start: u64,
-    /// Queued (includes current and delayed).
-    pub on_rq: bool,
-    /// Queue it is (or would be) on.
-    pub cfs_rq: RqId,
-    /// Parent group entity on the same CPU.
-    pub parent: Option<SeId>,
-    /// For group entities: the queue they represent.
-    pub my_q: Option<RqId>,
-    /// For task entities: the task.
-    pub task: Option<TaskId>,
-    /// Depth in the hierarchy (root-level entities: 0).
-    pub depth: u32,
-    /// Tree key while in the tree.
-    pub key: (i64, u64),
     /// Insertion stamp of the last enqueue or put-back (reweighting keeps
     /// it): the position in the list of the CacULE/TT patches (order.rs).
     pub list_seq: u64,
     /// Load signal (weight while queued).
     pub load: Pelt,
-    /// SCHED_IDLE task (or idle group).
-    pub idle: bool,
 }
 
 impl Entity {
