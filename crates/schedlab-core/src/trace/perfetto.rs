@@ -240,15 +240,15 @@ fn counter_packets(out: &mut Out, d: &TraceData) {
     let mut thread_uuid: Vec<u64> = vec![0; d.tasks.len()];
     let mut track_uuid: Vec<u64> = vec![0; d.tasks.len() * names];
     let (mut next_thread, mut next_track) = (1u64, 1_000_000u64);
-    let mut i = 0;
-    while i < c.samples.len() {
-        let (ts, t) = (c.samples[i].ts, c.samples[i].task as usize);
-        let group = c.samples[i..]
-            .iter()
-            .take_while(|s| s.ts == ts && s.task as usize == t)
-            .count();
-        let group = &c.samples[i..i + group];
-        i += group.len();
+    let mut samples = c.samples().peekable();
+    let mut group: Vec<super::CounterSample> = vec![];
+    while let Some(first) = samples.next() {
+        let (ts, t) = (first.ts, first.task as usize);
+        group.clear();
+        group.push(first);
+        while let Some(s) = samples.next_if(|s| s.ts == ts && s.task as usize == t) {
+            group.push(s);
+        }
         if thread_uuid[t] == 0 {
             let u = next_thread;
             next_thread += 1;
@@ -261,7 +261,7 @@ fn counter_packets(out: &mut Out, d: &TraceData) {
                 });
             });
         }
-        for s in group {
+        for s in &group {
             let slot = t * names + s.name as usize;
             if track_uuid[slot] == 0 {
                 let u = next_track;
