@@ -352,7 +352,8 @@ pub struct CacUle {
     /// The pick's bound on cache + starve (cacule/pick.rs); None when the
     /// factors allow scores of 2^31 or more (the pick then scans).
     ftable: Option<FTable>,
-    /// Per fair queue: its listed entities by `last_run` (cacule/pick.rs).
+    /// Per fair queue: its listed entities by a lower bound of their score
+    /// (cacule/pick.rs).
     index: Vec<RqIndex>,
     /// Per entity: the queue whose index holds it.
     listed_at: Vec<Option<usize>>,

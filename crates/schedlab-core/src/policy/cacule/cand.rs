@@ -13,6 +13,8 @@
 //! a search reads IS in that order and stops at the first task whose bound
 //! exceeds the lowest IS found (it can neither be lower nor tie).
 
+use super::pick::insertion_sort_by_key;
+use super::rdb::candidate_beats;
 use super::{interactivity_score, CacUle};
 use crate::clock::{Ns, MSEC};
 use crate::cpuset::CpuId;
@@ -139,16 +141,7 @@ impl CacUle {
                 y.bound = self.task_is_at(y.task, q.horizon);
                 self.cand_at[y.task] = Some((cpu, y.bound));
             }
-            // Bounds move little between horizons: few inversions.
-            for i in 1..q.ents.len() {
-                let x = q.ents[i];
-                let mut j = i;
-                while j > 0 && (q.ents[j - 1].bound, q.ents[j - 1].task) > (x.bound, x.task) {
-                    q.ents[j] = q.ents[j - 1];
-                    j -= 1;
-                }
-                q.ents[j] = x;
-            }
+            insertion_sort_by_key(&mut q.ents, |y| (y.bound, y.task));
             q.sorted = true;
         }
         // (task, IS, listed stamp) of the best so far.
@@ -159,11 +152,7 @@ impl CacUle {
             }
             let is = self.fast_task_is(y.task, now);
             let listed = self.listed[y.task];
-            let better = match best {
-                None => true,
-                Some((_, bi, bl)) => is < bi || (is == bi && listed > bl),
-            };
-            if better {
+            if candidate_beats(is, listed, best) {
                 best = Some((y.task, is, listed));
             }
         }

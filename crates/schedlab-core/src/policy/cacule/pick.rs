@@ -186,24 +186,32 @@ impl IdxEnt {
     }
 }
 
-/// Sorts by (K, seq) in place. The keys of one queue keep most of their
-/// order from one horizon to the next (entities with the same IS keep
-/// their order by `last_run`, g being one non-increasing function), so
-/// the few inversions make this cheaper than a general sort.
-fn insertion_sort(ents: &mut [IdxEnt]) {
-    for i in 1..ents.len() {
-        let x = ents[i];
+/// Sorts `v` by `key` in place, by insertion: both indexes re-sort their
+/// bounds at each horizon, and bounds keep most of their order from one
+/// horizon to the next (here, entities with the same IS keep their order
+/// by `last_run`, g being one non-increasing function; in cand.rs, IS
+/// changes rarely), so the few inversions make this cheaper than a
+/// general sort.
+pub(super) fn insertion_sort_by_key<T: Copy, K: Ord>(v: &mut [T], key: impl Fn(&T) -> K) {
+    for i in 1..v.len() {
+        let x = v[i];
         let mut j = i;
-        while j > 0 && (ents[j - 1].key, ents[j - 1].seq) > (x.key, x.seq) {
-            ents[j] = ents[j - 1];
+        while j > 0 && key(&v[j - 1]) > key(&x) {
+            v[j] = v[j - 1];
             j -= 1;
         }
-        ents[j] = x;
+        v[j] = x;
     }
 }
 
 /// The best entity of a scan so far: (key, seq, entity).
 type Best = (u64, u64, SeId);
+
+/// Whether an entity with key `k`, listed at `seq`, wins over `best`: the
+/// scan's order (the lowest key; among equal keys the entity queued last).
+fn beats(k: u64, seq: u64, best: Option<Best>) -> bool {
+    best.is_none_or(|(bk, bs, _)| k < bk || (k == bk && seq > bs))
+}
 
 /// One queue's entities by (K, seq).
 #[derive(Debug, Clone, Default)]
@@ -288,7 +296,7 @@ impl CacUle {
             self.index[rq].memo = match x.task.is_none() && score < 1 << 31 {
                 true => {
                     let k = u64::from(score);
-                    let better = best.is_none_or(|(bk, bs, _)| k < bk || (k == bk && x.seq > bs));
+                    let better = beats(k, x.seq, best);
                     Some((when, if better { Some((k, x.seq, x.se)) } else { best }))
                 }
                 false => None,
@@ -307,9 +315,12 @@ impl CacUle {
 
     /// `se` left its queue's list.
     pub(super) fn index_leave(&mut self, se: SeId) {
-        let Some(Some(rq)) = self.listed_at.get_mut(se).map(|l| l.take()) else {
-            return;
-        };
+        self.index_take(se);
+    }
+
+    /// Take `se` out of the index that holds it: its queue and entry.
+    fn index_take(&mut self, se: SeId) -> Option<(RqId, IdxEnt)> {
+        let rq = self.listed_at.get_mut(se)?.take()?;
         let q = &mut self.index[rq];
         if q.memo
             .is_some_and(|(_, b)| b.is_some_and(|(_, _, s)| s == se))
@@ -317,25 +328,15 @@ impl CacUle {
             q.memo = None;
         }
         // Found from the front: a pick takes an entity with a low bound.
-        if let Some(at) = q.ents.iter().position(|y| y.se as SeId == se) {
-            q.ents.remove(at);
-        }
+        let at = q.ents.iter().position(|y| y.se as SeId == se)?;
+        Some((rq, q.ents.remove(at)?))
     }
 
     /// Entity `se`'s node changed: index it again if it is listed.
     fn retouch(&mut self, se: SeId) {
-        let Some(Some(rq)) = self.listed_at.get(se).copied() else {
+        let Some((rq, y)) = self.index_take(se) else {
             return;
         };
-        let Some(y) = self.index[rq]
-            .ents
-            .iter()
-            .find(|y| y.se as SeId == se)
-            .copied()
-        else {
-            return;
-        };
-        self.index_leave(se);
         let x = ListEntry {
             seq: y.seq,
             se,
@@ -414,7 +415,7 @@ impl CacUle {
             return None;
         }
         let k = (u64::from(idle) << 32) | u64::from(score);
-        let better = best.is_none_or(|(bk, bs, _)| k < bk || (k == bk && y.seq > bs));
+        let better = beats(k, y.seq, *best);
         if better {
             *best = Some((k, y.seq, e.se));
         }
@@ -439,7 +440,7 @@ impl CacUle {
             for y in q.ents.iter_mut() {
                 y.key = self.bound(y, horizon);
             }
-            insertion_sort(q.ents.make_contiguous());
+            insertion_sort_by_key(q.ents.make_contiguous(), |y| (y.key, y.seq));
             q.sorted = true;
         }
         // (key, seq, se) of the best so far.

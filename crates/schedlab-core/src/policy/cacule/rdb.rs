@@ -66,6 +66,13 @@ impl<'a> Snapshot<'a> {
     }
 }
 
+/// Whether a task with IS `is`, queued or picked at stamp `listed`, is a
+/// better RDB candidate than `best` (task, IS, stamp): the lower IS; among
+/// equal ones the task queued or picked last (`update_IS`).
+pub(super) fn candidate_beats(is: u32, listed: u64, best: Option<(TaskId, u32, u64)>) -> bool {
+    best.is_none_or(|(_, bi, bl)| is < bi || (is == bi && listed > bl))
+}
+
 /// Per CPU, the IS of each of its tasks as the last candidate search
 /// found it, by position in the CPU's task list (`CacUle::candidate`).
 #[derive(Debug, Clone, Default)]
@@ -153,11 +160,7 @@ impl CacUle {
                 *e = self.cand_entry(t, now);
             }
             let (is, listed) = (e.is, e.listed);
-            let better = match best {
-                None => true,
-                Some((_, bi, bl)) => is < bi || (is == bi && listed > bl),
-            };
-            if better {
+            if candidate_beats(is, listed, best) {
                 best = Some((t, is, listed));
             }
         }
