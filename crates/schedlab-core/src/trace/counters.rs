@@ -11,6 +11,7 @@
 //! a counter track holds its value until the next sample, so the plotted
 //! tracks are the same.
 
+use super::put_varint;
 use crate::clock::Ns;
 use crate::task::TaskId;
 
@@ -59,14 +60,6 @@ struct PackedSamples {
     bytes: Vec<u8>,
     len: usize,
     last_ts: Ns,
-}
-
-fn put_varint(b: &mut Vec<u8>, mut x: u64) {
-    while x >= 0x80 {
-        b.push(x as u8 | 0x80);
-        x >>= 7;
-    }
-    b.push(x as u8);
 }
 
 fn get_varint(b: &[u8], at: &mut usize) -> u64 {

@@ -18,6 +18,17 @@ use crate::task::TaskId;
 pub use counters::{CounterSample, TaskCounters};
 pub use records::Records;
 
+/// Append `x` as an LEB128 varint (protobuf's encoding; also the packed
+/// counter samples').
+#[inline]
+pub(crate) fn put_varint(b: &mut Vec<u8>, mut x: u64) {
+    while x >= 0x80 {
+        b.push(x as u8 | 0x80);
+        x >>= 7;
+    }
+    b.push(x as u8);
+}
+
 /// `prev_state` of a switched-out task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PrevState {

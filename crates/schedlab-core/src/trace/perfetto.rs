@@ -22,12 +22,8 @@ const SEQ_ID: u64 = 1;
 struct Pb(Vec<u8>);
 
 impl Pb {
-    fn varint(&mut self, mut v: u64) {
-        while v >= 0x80 {
-            self.0.push((v as u8) | 0x80);
-            v >>= 7;
-        }
-        self.0.push(v as u8);
+    fn varint(&mut self, v: u64) {
+        super::put_varint(&mut self.0, v);
     }
     fn key(&mut self, field: u32, wire: u8) {
         self.varint(((field as u64) << 3) | wire as u64);
