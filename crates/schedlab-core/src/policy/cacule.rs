@@ -570,6 +570,7 @@ impl FairHooks for CacUle {
         self.retouch_task(t);
         self.stamp += 1;
         self.listed[t] = self.stamp;
+        self.cand_restamp(t);
     }
 
     fn task_yield(&mut self, _m: &Machine, t: TaskId, _nr_queued: u32) {
@@ -590,6 +591,7 @@ impl FairHooks for CacUle {
         self.stamp += 1;
         self.task_node(next);
         self.listed[next] = self.stamp;
+        self.cand_restamp(next);
     }
 
     fn queue_order(&self) -> Option<QueueOrder> {

@@ -19,6 +19,7 @@ use super::{interactivity_score, CacUle};
 use crate::clock::{Ns, MSEC};
 use crate::cpuset::CpuId;
 use crate::task::TaskId;
+use std::collections::VecDeque;
 
 /// How far ahead a CPU's bounds hold.
 const HORIZON: Ns = 256 * MSEC;
@@ -27,22 +28,34 @@ const HORIZON: Ns = 256 * MSEC;
 /// keeping the index in step with every wakeup and switch).
 const MIN_INDEXED: usize = 16;
 
-/// A listed task with its bound.
+/// A listed task with its bound (8 bytes: a join or leave shifts part of
+/// the CPU's deque, which is rarely still in the L1 cache by then).
 #[derive(Debug, Clone, Copy)]
 struct CandEnt {
     bound: u32,
-    task: TaskId,
+    task: u32,
 }
 
-/// One CPU's listed tasks, sorted by (bound, task) while `sorted`.
+impl CandEnt {
+    fn task(&self) -> TaskId {
+        self.task as TaskId
+    }
+}
+
+/// One CPU's listed tasks, sorted by (bound, task) while `sorted` (a
+/// deque: an insertion or removal moves the shorter side).
 #[derive(Debug, Clone, Default)]
 pub(super) struct CandIndex {
-    ents: Vec<CandEnt>,
+    ents: VecDeque<CandEnt>,
     horizon: u64,
     sorted: bool,
     /// Indexed at all: from a search that finds at least `MIN_INDEXED`
     /// tasks on the CPU until one finds fewer.
     active: bool,
+    /// The last answer and its time, kept until the CPU's list or one of
+    /// its listed tasks changes (the RDB passes of all CPUs, which each
+    /// read every CPU's candidate, mostly come at the same tick).
+    answer: Option<(u64, Option<(TaskId, u32)>)>,
 }
 
 impl CacUle {
@@ -68,13 +81,17 @@ impl CacUle {
             true => self.task_is_at(t, q.horizon),
             false => 0,
         };
-        let ent = CandEnt { bound, task: t };
+        self.cand_index[cpu].answer = None;
+        let ent = CandEnt {
+            bound,
+            task: u32::try_from(t).expect("task ids fit 32 bits"),
+        };
         let q = &mut self.cand_index[cpu];
         if q.sorted {
-            let at = q.ents.partition_point(|y| (y.bound, y.task) < (bound, t));
+            let at = q.ents.partition_point(|y| (y.bound, y.task()) < (bound, t));
             q.ents.insert(at, ent);
         } else {
-            q.ents.push(ent);
+            q.ents.push_back(ent);
         }
         self.cand_at[t] = Some((cpu, bound));
     }
@@ -85,15 +102,23 @@ impl CacUle {
             return;
         };
         let q = &mut self.cand_index[cpu];
+        q.answer = None;
         let at = match q.sorted {
             true => {
-                let at = q.ents.partition_point(|y| (y.bound, y.task) < (bound, t));
-                Some(at).filter(|at| q.ents.get(*at).is_some_and(|y| y.task == t))
+                let at = q.ents.partition_point(|y| (y.bound, y.task()) < (bound, t));
+                Some(at).filter(|at| q.ents.get(*at).is_some_and(|y| y.task() == t))
             }
-            false => q.ents.iter().position(|y| y.task == t),
+            false => q.ents.iter().position(|y| y.task() == t),
         };
         if let Some(at) = at {
             q.ents.remove(at);
+        }
+    }
+
+    /// Task `t`'s tie-break stamp changed: forget its CPU's answer.
+    pub(super) fn cand_restamp(&mut self, t: TaskId) {
+        if let Some(Some((cpu, _))) = self.cand_at.get(t).copied() {
+            self.cand_index[cpu].answer = None;
         }
     }
 
@@ -123,7 +148,7 @@ impl CacUle {
             if self.cand_index[cpu].active {
                 let q = std::mem::take(&mut self.cand_index[cpu]);
                 for y in &q.ents {
-                    self.cand_at[y.task] = None;
+                    self.cand_at[y.task()] = None;
                 }
             }
             return None;
@@ -134,14 +159,19 @@ impl CacUle {
                 self.cand_join(cpu, t);
             }
         }
+        if let Some((when, c)) = self.cand_index[cpu].answer {
+            if when == now {
+                return Some(c);
+            }
+        }
         let mut q = std::mem::take(&mut self.cand_index[cpu]);
         if !q.sorted || now > q.horizon {
             q.horizon = now.saturating_add(HORIZON);
             for y in q.ents.iter_mut() {
-                y.bound = self.task_is_at(y.task, q.horizon);
-                self.cand_at[y.task] = Some((cpu, y.bound));
+                y.bound = self.task_is_at(y.task(), q.horizon);
+                self.cand_at[y.task()] = Some((cpu, y.bound));
             }
-            insertion_sort_by_key(&mut q.ents, |y| (y.bound, y.task));
+            insertion_sort_by_key(q.ents.make_contiguous(), |y| (y.bound, y.task));
             q.sorted = true;
         }
         // (task, IS, listed stamp) of the best so far.
@@ -150,13 +180,15 @@ impl CacUle {
             if best.is_some_and(|(_, bi, _)| y.bound > bi) {
                 break;
             }
-            let is = self.fast_task_is(y.task, now);
-            let listed = self.listed[y.task];
+            let is = self.fast_task_is(y.task(), now);
+            let listed = self.listed[y.task()];
             if candidate_beats(is, listed, best) {
-                best = Some((y.task, is, listed));
+                best = Some((y.task(), is, listed));
             }
         }
+        let c = best.map(|(t, is, _)| (t, is));
+        q.answer = Some((now, c));
         self.cand_index[cpu] = q;
-        Some(best.map(|(t, is, _)| (t, is)))
+        Some(c)
     }
 }

@@ -51,6 +51,11 @@ impl IsMemo {
         (self.v == vruntime && self.lo <= life && life <= self.hi).then_some(self.val)
     }
 
+    /// The memo's range of lives and value if it is for `vruntime`.
+    pub(super) fn span(&self, vruntime: u64) -> Option<(u64, u64, u32)> {
+        (self.v == vruntime && self.lo <= self.hi).then_some((self.lo, self.hi, self.val))
+    }
+
     /// The last life this memo holds for (after [`Self::get`]: at least
     /// the life it was asked about).
     pub(super) fn last_life(&self) -> u64 {

@@ -29,7 +29,6 @@
 //! the bound 0 and are always scored. In the bench workload (125 entities per
 //! CPU) a pick scores a few entities instead of 125.
 
-use super::fast::IsMemo;
 use super::CacUle;
 use crate::class::fair::entity::{ListEntry, RqId, SeId};
 use crate::class::fair::hooks::EntityRef;
@@ -156,30 +155,42 @@ impl FTable {
     }
 }
 
-/// An indexed entity with what its bound reads of its node (which does
-/// not change while it is listed): the bounds of a whole queue are
-/// recomputed from its index alone, one contiguous read.
+/// An indexed entity in its queue's order: its bound, list position and
+/// where its node's copy lives (24 bytes: the order is re-sorted at each
+/// horizon and shifted at each join and leave).
 #[derive(Debug, Clone, Copy)]
 struct IdxEnt {
     /// The bound K (while its queue's horizon holds; 0: none).
     key: u64,
     seq: u64,
-    last_run: u64,
-    start_time: u64,
-    vruntime: u64,
-    /// A copy of the node's IS memo (the same values).
-    is_memo: IsMemo,
     se: u32,
-    /// Its task, or `u32::MAX` for a group entity.
-    task: u32,
-    /// `exec_start` ≤ `last_run`: the bound holds.
-    bounded: bool,
+    /// Its `BoundIn` in the queue's slab.
+    slot: u32,
 }
 
-impl IdxEnt {
-    fn entity(&self) -> EntityRef {
+/// What the bound of a listed entity reads of its node (which does not
+/// change while it is listed), kept in its queue's slab so that a horizon's
+/// re-keying reads one small array.
+#[derive(Debug, Clone, Copy)]
+struct BoundIn {
+    start_time: u64,
+    vruntime: u64,
+    /// `last_run`, or `u64::MAX` where no bound holds (`exec_start` after
+    /// `last_run`).
+    last_run: u64,
+    /// The node's IS memo at the join (lives `memo_lo..=memo_hi` have IS
+    /// `memo_val` for this vruntime; empty when `memo_lo > memo_hi`).
+    memo_lo: u64,
+    memo_hi: u64,
+    memo_val: u32,
+    /// Its task, or `u32::MAX` for a group entity.
+    task: u32,
+}
+
+impl BoundIn {
+    fn entity(&self, se: u32) -> EntityRef {
         EntityRef {
-            se: self.se as SeId,
+            se: se as SeId,
             task: (self.task != u32::MAX).then_some(self.task as TaskId),
             is_curr: false,
         }
@@ -220,6 +231,10 @@ pub(super) struct RqIndex {
     /// picks take entities near the front (low bounds), put-backs join
     /// near the back (they just ran: high bounds).
     ents: VecDeque<IdxEnt>,
+    /// The listed entities' bound inputs, by `IdxEnt::slot`.
+    slab: Vec<BoundIn>,
+    /// Unused slots of `slab`.
+    free: Vec<u32>,
     /// The keys hold until then.
     horizon: u64,
     sorted: bool,
@@ -234,22 +249,35 @@ pub(super) struct RqIndex {
     active: bool,
 }
 
+impl RqIndex {
+    /// Stores `b` in a free slot.
+    fn store(&mut self, b: BoundIn) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.slab[i as usize] = b;
+                i
+            }
+            None => {
+                self.slab.push(b);
+                u32::try_from(self.slab.len() - 1).expect("queues hold fewer than 2^32 entities")
+            }
+        }
+    }
+}
+
 impl CacUle {
-    /// K of `y`: its least score until `horizon` (0 where no bound
+    /// K of `b`: its least score until `horizon` (0 where no bound
     /// applies).
-    fn bound(&self, y: &IdxEnt, horizon: u64) -> u64 {
-        let (Some(ft), Some(waited), true) =
-            (&self.ftable, horizon.checked_sub(y.last_run), y.bounded)
-        else {
+    fn bound(&self, b: &BoundIn, horizon: u64) -> u64 {
+        let (Some(ft), Some(waited)) = (&self.ftable, horizon.checked_sub(b.last_run)) else {
             return 0;
         };
-        // The memo when it covers the horizon, else the formula (the memo
-        // stays as the pick's scoring left it: it serves the present).
-        let life = horizon.wrapping_sub(y.start_time);
-        let is = y
-            .is_memo
-            .peek(life, y.vruntime)
-            .unwrap_or_else(|| super::interactivity_score(life, y.vruntime, self.f.interactivity));
+        // The join's memo when it covers the horizon, else the formula.
+        let life = horizon.wrapping_sub(b.start_time);
+        let is = match (b.memo_lo..=b.memo_hi).contains(&life) {
+            true => b.memo_val,
+            false => super::interactivity_score(life, b.vruntime, self.f.interactivity),
+        };
         u64::from(is) + ft.g(waited)
     }
 
@@ -273,21 +301,26 @@ impl CacUle {
             self.listed_at.resize(x.se + 1, None);
         }
         let n = self.node(e);
-        let mut ent = IdxEnt {
-            key: 0,
-            seq: x.seq,
-            last_run: n.last_run,
+        let (memo_lo, memo_hi, memo_val) = n.is_memo.span(n.vruntime).unwrap_or((1, 0, 0));
+        let b = BoundIn {
             start_time: n.start_time,
             vruntime: n.vruntime,
-            is_memo: n.is_memo,
-            se: x.se as u32,
-            task: x.task.map_or(u32::MAX, |t| t as u32),
-            bounded: n.exec_start <= n.last_run,
+            last_run: match n.exec_start <= n.last_run {
+                true => n.last_run,
+                false => u64::MAX,
+            },
+            memo_lo,
+            memo_hi,
+            memo_val,
+            task: x.task.map_or(u32::MAX, |t| {
+                u32::try_from(t).expect("task ids fit 32 bits")
+            }),
         };
         let q = &self.index[rq];
-        if q.sorted {
-            ent.key = self.bound(&ent, q.horizon);
-        }
+        let key = match q.sorted {
+            true => self.bound(&b, q.horizon),
+            false => 0,
+        };
         if let Some((when, best)) = self.index[rq].memo {
             // Score the newcomer at the memo's time (used only if the next
             // pick comes at that time). A task might be SCHED_IDLE, which
@@ -303,6 +336,12 @@ impl CacUle {
             };
         }
         let q = &mut self.index[rq];
+        let ent = IdxEnt {
+            key,
+            seq: x.seq,
+            se: u32::try_from(x.se).expect("entity ids fit 32 bits"),
+            slot: q.store(b),
+        };
         if q.sorted {
             let k = (ent.key, ent.seq);
             let at = q.ents.partition_point(|y| (y.key, y.seq) < k);
@@ -318,8 +357,9 @@ impl CacUle {
         self.index_take(se);
     }
 
-    /// Take `se` out of the index that holds it: its queue and entry.
-    fn index_take(&mut self, se: SeId) -> Option<(RqId, IdxEnt)> {
+    /// Take `se` out of the index that holds it: its queue, list position
+    /// and entity.
+    fn index_take(&mut self, se: SeId) -> Option<(RqId, u64, EntityRef)> {
         let rq = self.listed_at.get_mut(se)?.take()?;
         let q = &mut self.index[rq];
         if q.memo
@@ -329,18 +369,20 @@ impl CacUle {
         }
         // Found from the front: a pick takes an entity with a low bound.
         let at = q.ents.iter().position(|y| y.se as SeId == se)?;
-        Some((rq, q.ents.remove(at)?))
+        let y = q.ents.remove(at)?;
+        q.free.push(y.slot);
+        Some((rq, y.seq, q.slab[y.slot as usize].entity(y.se)))
     }
 
     /// Entity `se`'s node changed: index it again if it is listed.
     fn retouch(&mut self, se: SeId) {
-        let Some((rq, y)) = self.index_take(se) else {
+        let Some((rq, seq, e)) = self.index_take(se) else {
             return;
         };
         let x = ListEntry {
-            seq: y.seq,
+            seq,
             se,
-            task: y.entity().task,
+            task: e.task,
         };
         self.index_join(rq, x);
     }
@@ -381,6 +423,17 @@ impl CacUle {
                 for y in &q.ents {
                     self.listed_at[y.se as SeId] = None;
                 }
+                // Keep the buffers for the next time it grows.
+                let mut q = RqIndex {
+                    ents: q.ents,
+                    slab: q.slab,
+                    free: q.free,
+                    ..RqIndex::default()
+                };
+                q.ents.clear();
+                q.slab.clear();
+                q.free.clear();
+                self.index[rq] = q;
             }
             return None;
         }
@@ -396,16 +449,16 @@ impl CacUle {
         a
     }
 
-    /// Scores `y` into `best` (key, seq, se): whether it became the best,
-    /// or None if its score has no key.
+    /// Scores `e`, listed at `seq`, into `best` (key, seq, se): whether it
+    /// became the best, or None if its score has no key.
     fn consider(
         &mut self,
         m: &Machine,
-        y: &IdxEnt,
+        e: EntityRef,
+        seq: u64,
         except: Option<SeId>,
         best: &mut Option<Best>,
     ) -> Option<bool> {
-        let e = y.entity();
         if Some(e.se) == except {
             return Some(false);
         }
@@ -415,9 +468,9 @@ impl CacUle {
             return None;
         }
         let k = (u64::from(idle) << 32) | u64::from(score);
-        let better = beats(k, y.seq, *best);
+        let better = beats(k, seq, *best);
         if better {
-            *best = Some((k, y.seq, e.se));
+            *best = Some((k, seq, e.se));
         }
         Some(better)
     }
@@ -438,7 +491,7 @@ impl CacUle {
             q.horizon = now.saturating_add(LB_HORIZON);
             let horizon = q.horizon;
             for y in q.ents.iter_mut() {
-                y.key = self.bound(y, horizon);
+                y.key = self.bound(&q.slab[y.slot as usize], horizon);
             }
             insertion_sort_by_key(q.ents.make_contiguous(), |y| (y.key, y.seq));
             q.sorted = true;
@@ -449,7 +502,8 @@ impl CacUle {
             if best.is_some_and(|(bk, _, _)| y.key > bk) {
                 break;
             }
-            self.consider(m, y, except, &mut best)?;
+            let e = q.slab[y.slot as usize].entity(y.se);
+            self.consider(m, e, y.seq, except, &mut best)?;
         }
         if except.is_none() {
             q.memo = Some((now, best));
