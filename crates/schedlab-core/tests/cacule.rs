@@ -271,3 +271,50 @@ fn the_indexes_give_the_scans_answers_on_a_busy_mix() {
         assert_eq!(a.metrics.context_switches, b.metrics.context_switches);
     }
 }
+
+/// The patch has no `min_vruntime` and no `place_entity`: CFS's
+/// `se.vruntime` only accumulates `calc_delta_fair`, so a nice-0 sleeper
+/// beside a hog ends with a vruntime equal to its own CPU time (here about
+/// 40 ms of 2 s), where CFS lifts it at every wakeup to the hog's
+/// `min_vruntime` less half the latency (about 2 s: the same check fails).
+#[test]
+fn cfs_vruntime_only_accumulates_without_min_vruntime() {
+    let wl = r#"{"global": {"duration": 2}, "tasks": {
+        "hog": {"run": 100000},
+        "sleeper": {"run": 1000, "sleep": 50000}}}"#;
+    let last_vruntime = |scheduler: &str| {
+        let mut c = cfg(scheduler, 1, &[("autogroup", 0)]);
+        c.trace = true;
+        let r = run(wl, c);
+        let trace = r.trace.as_ref().expect("traced");
+        let id = trace
+            .tasks
+            .iter()
+            .position(|t| t.comm == "sleeper")
+            .unwrap() as u32;
+        let name = trace
+            .counters
+            .names
+            .iter()
+            .position(|n| *n == "vruntime")
+            .unwrap() as u16;
+        let v = trace
+            .counters
+            .samples()
+            .filter(|s| s.task == id && s.name == name)
+            .map(|s| s.value)
+            .last()
+            .expect("vruntime sampled");
+        (v, task(&r, "sleeper").cpu_time_us * 1_000.0)
+    };
+    let (v, ran) = last_vruntime("cacule");
+    assert!(
+        v as f64 <= ran && v as f64 >= ran - 2.0 * MS as f64,
+        "cacule: vruntime {v}, ran {ran} ns"
+    );
+    let (v, ran) = last_vruntime("cfs");
+    assert!(
+        v as f64 > ran + 1_000.0 * MS as f64,
+        "cfs: vruntime {v}, ran {ran} ns"
+    );
+}

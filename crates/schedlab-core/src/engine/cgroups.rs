@@ -29,7 +29,7 @@ impl Simulator {
     /// been started in its own session with `setsid()`.
     pub(crate) fn build_autogroups(&mut self) {
         for t in &self.wl.tasks {
-            if self.autogroups.iter().any(|(p, _)| *p == t.process) {
+            if self.autogroups.contains_key(&t.process) {
                 continue;
             }
             self.m.groups.push(TaskGroup {
@@ -38,7 +38,7 @@ impl Simulator {
                 shares: 1024,
             });
             self.autogroups
-                .push((t.process.clone(), self.m.groups.len() - 1));
+                .insert(t.process.clone(), self.m.groups.len() - 1);
         }
     }
 
@@ -50,10 +50,7 @@ impl Simulator {
             Some(g) if g != "/" => self.m.groups.iter().position(|x| x.path == g).unwrap_or(0),
             _ => {
                 let proc_name = &self.wl.tasks[def].process;
-                self.autogroups
-                    .iter()
-                    .find(|(p, _)| p == proc_name)
-                    .map_or(0, |x| x.1)
+                self.autogroups.get(proc_name).copied().unwrap_or(0)
             }
         }
     }

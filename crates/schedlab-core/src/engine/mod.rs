@@ -135,7 +135,7 @@ pub struct Simulator {
     /// SCHED_DEADLINE bandwidth admitted (`dl_b->total_bw`, tasks only) and
     /// the limit for tasks, BW_SHIFT fixed point.
     dl_bw: (u64, u64),
-    autogroups: Vec<(String, usize)>,
+    autogroups: std::collections::BTreeMap<String, usize>,
     steps_without_time: u64,
     /// Bounds on runaway workloads (tunables max_threads,
     /// max_events_per_instant).
@@ -279,7 +279,7 @@ impl Simulator {
             gov_busy: vec![],
             gov_step: 0,
             dl_bw: (0, 0),
-            autogroups: vec![],
+            autogroups: std::collections::BTreeMap::new(),
             steps_without_time: 0,
             limits,
             last_step_time: 0,

@@ -29,7 +29,9 @@
 //! running entity (no slice, no granularity); a wakeup preempts, after
 //! CFS's early exits (SCHED_BATCH/IDLE wakees never do), iff the wakee
 //! scores lower than the running entity. No buddies, no `place_entity`, no
-//! `min_vruntime` (CFS vruntime is still accumulated here, never read).
+//! `min_vruntime` and no rb-tree (`QueueOrder::timeline` false: the fair
+//! class keeps only the list, and CFS's `se.vruntime` only accumulates
+//! `calc_delta_fair` from 0, as in the patch, where nothing reads it).
 //! Past `cacule_max_lifetime` (11 000 ms, ×2^20 ns ≈ 11.5 s) of life the
 //! node is renormalised to half that life with the same run/life ratio.
 //! `sched_yield` sets bit 63 of the node's vruntime (IS = 2·m_I) until the
@@ -599,6 +601,11 @@ impl FairHooks for CacUle {
             tick: TickPreempt::PickDiffers,
             buddies: false,
             wakeup_by_order: true,
+            // cacule-5.14.patch: `#if !defined(CONFIG_CACULE_SCHED)` around
+            // the rb-tree, update_min_vruntime, place_entity and every
+            // `± min_vruntime` (enqueue/dequeue_entity, task_fork_fair,
+            // migrate_task_rq_fair, detach/attach_task_cfs_rq).
+            timeline: false,
         })
     }
 

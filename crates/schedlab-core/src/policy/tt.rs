@@ -448,6 +448,7 @@ impl FairHooks for Tt {
 
     fn queue_order(&self) -> Option<QueueOrder> {
         Some(QueueOrder {
+            timeline: true,
             tick: TickPreempt::Slice,
             buddies: true,
             wakeup_by_order: false,

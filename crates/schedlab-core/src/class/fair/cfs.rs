@@ -27,6 +27,9 @@ use crate::workload::Policy;
 impl Fair {
     /// `update_min_vruntime` (§3): monotonic max of min(curr, leftmost).
     pub(super) fn update_min_vruntime(&mut self, rq: RqId) {
+        if !self.timeline {
+            return;
+        }
         let q = &self.cfs[rq];
         let curr = q.curr.filter(|c| self.se[*c].on_rq);
         let mut v = q.min_vruntime;
@@ -75,6 +78,9 @@ impl Fair {
 
     /// `place_entity` (§6).
     fn cfs_place_entity(&mut self, rq: RqId, se: SeId, initial: bool) {
+        if !self.timeline {
+            return;
+        }
         let mut v = self.cfs[rq].min_vruntime;
         if initial && self.p.start_debit {
             v += calc_delta_fair(self.sched_slice(rq, se), self.se[se].lw) as i64;
@@ -101,6 +107,12 @@ impl Fair {
         let se = self.task_se[t];
         let rq = self.se[se].cfs_rq;
         self.update_curr(m, rq);
+        if !self.timeline {
+            // CacULE's task_fork_fair: update_curr only; the child keeps
+            // the 0 of __sched_fork.
+            self.se[se].vruntime = 0;
+            return;
+        }
         if let Some(c) = self.cfs[rq].curr {
             self.se[se].vruntime = self.se[c].vruntime;
         } else if let Some(p) = parent {
@@ -180,6 +192,7 @@ impl Fair {
         if ran < self.p.min_gran {
             return;
         }
+        debug_assert!(self.timeline, "CFS's tick test reads the timeline");
         let Some(left) = self.cfs[rq].first() else {
             return;
         };
@@ -206,6 +219,7 @@ impl Fair {
 
     /// `pick_next_entity` (§7).
     pub(super) fn cfs_pick_next_entity(&self, rq: RqId) -> Option<SeId> {
+        debug_assert!(self.timeline, "CFS's pick reads the timeline");
         let q = &self.cfs[rq];
         let curr = q.curr.filter(|c| self.se[*c].on_rq);
         let first = q.first();

@@ -403,6 +403,12 @@ pub struct QueueOrder {
     /// it runs [`FairHooks::before`] the running entity (CacULE), instead
     /// of CFS's vruntime lead beyond wakeup_granularity (TT: false).
     pub wakeup_by_order: bool,
+    /// CFS's timeline is kept: the vruntime tree, `min_vruntime` and the
+    /// vruntime frames it implies (`place_entity`, the renormalisation at
+    /// enqueue, dequeue, fork and migration) (TT). False (CacULE): the
+    /// patch compiles all of them out, so `se.vruntime` only accumulates
+    /// `calc_delta_fair` from 0, and the queue is only its list.
+    pub timeline: bool,
 }
 
 /// The kernel's fair class: no hook overridden.

@@ -18,7 +18,19 @@ impl Fair {
             if !q.tree.check_aug(|s| self.se[s].slice) {
                 return Err(format!("rq {i}: a timeline chunk's kept bounds are stale"));
             }
-            for (s, queued_v) in q.tree.iter_kept() {
+            // Without the timeline (CacULE) the list is the queue.
+            let queued: Vec<(usize, i64)> = match self.timeline {
+                true => q.tree.iter_kept().collect(),
+                false => q
+                    .list
+                    .iter()
+                    .map(|x| (x.se, self.se[x.se].vruntime))
+                    .collect(),
+            };
+            if !self.timeline && q.tree.iter().next().is_some() {
+                return Err(format!("rq {i}: a timeline kept without CFS's timeline"));
+            }
+            for (s, queued_v) in queued {
                 let e = &self.se[s];
                 if !e.on_rq || e.cfs_rq != i {
                     return Err(format!("rq {i}: entity {s} in tree but not queued here"));
@@ -36,14 +48,27 @@ impl Fair {
                 load += self.se[c].w();
             }
             if self.ordered {
-                let mut want: Vec<_> = q.tree.iter().collect();
-                want.sort_unstable_by_key(|s| self.se[*s].list_seq);
+                // The list holds the queued entities (the tree's, where it
+                // is kept) by list_seq, each entry as its entity says.
+                let want: Vec<_> = match self.timeline {
+                    true => {
+                        let mut v: Vec<_> = q.tree.iter().collect();
+                        v.sort_unstable_by_key(|s| self.se[*s].list_seq);
+                        v
+                    }
+                    false => q.list.iter().map(|x| x.se).collect(),
+                };
                 let list: Vec<_> = q.list.iter().map(|x| x.se).collect();
                 let stale = q.list.iter().any(|x| {
                     let e = &self.se[x.se];
                     (x.seq, x.task) != (e.list_seq, e.task) || q.curr == Some(x.se)
                 });
-                if want != list || stale {
+                let sorted = q
+                    .list
+                    .iter()
+                    .zip(q.list.iter().skip(1))
+                    .all(|(a, b)| a.seq < b.seq);
+                if want != list || stale || !sorted {
                     return Err(format!(
                         "rq {i}: list {:?} but tree by list_seq {want:?}",
                         q.list

@@ -107,6 +107,9 @@ pub struct Fair {
     /// A queue-ordering policy is in use: queues keep their list order
     /// (`CfsRq::list`, order.rs).
     ordered: bool,
+    /// CFS's timeline is kept (`QueueOrder::timeline`; always without a
+    /// queue-ordering policy): the vruntime tree and `min_vruntime`.
+    timeline: bool,
     /// The research policy patching this class (hooks.rs); `NoHooks` for
     /// the kernel's.
     pub hooks: Box<dyn FairHooks>,
@@ -130,6 +133,7 @@ impl Fair {
             wakee: vec![],
             seq: 0,
             ordered: hooks.queue_order().is_some(),
+            timeline: hooks.queue_order().is_none_or(|o| o.timeline),
             hooks,
         };
         for (g, grp) in m.groups.iter().enumerate() {

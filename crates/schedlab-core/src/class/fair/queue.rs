@@ -22,11 +22,13 @@ impl Fair {
         let key = (self.tree_key(se), self.seq);
         self.se[se].key = key;
         self.se[se].list_seq = key.1;
-        let (v, slice) = (self.se[se].vruntime, self.se[se].slice);
-        let ses = &self.se;
-        self.cfs[rq]
-            .tree
-            .insert(key, se, v, slice, |s| ses[s].slice);
+        if self.timeline {
+            let (v, slice) = (self.se[se].vruntime, self.se[se].slice);
+            let ses = &self.se;
+            self.cfs[rq]
+                .tree
+                .insert(key, se, v, slice, |s| ses[s].slice);
+        }
         if self.ordered {
             // The newest entry: the head of the patches' list.
             let x = ListEntry {
@@ -76,8 +78,10 @@ impl Fair {
 
     /// `__dequeue_entity`.
     pub(super) fn tree_remove(&mut self, rq: RqId, se: SeId) {
-        let key = self.se[se].key;
-        self.cfs[rq].tree.remove(key.0, key.1, self.se[se].slice);
+        if self.timeline {
+            let key = self.se[se].key;
+            self.cfs[rq].tree.remove(key.0, key.1, self.se[se].slice);
+        }
         if self.ordered {
             self.list_remove(rq, se);
         }
