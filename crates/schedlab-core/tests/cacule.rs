@@ -291,13 +291,13 @@ fn cfs_vruntime_only_accumulates_without_min_vruntime() {
             .tasks
             .iter()
             .position(|t| t.comm == "sleeper")
-            .unwrap() as u32;
+            .expect("the sleeper is traced") as u32;
         let name = trace
             .counters
             .names
             .iter()
             .position(|n| *n == "vruntime")
-            .unwrap() as u16;
+            .expect("a vruntime counter") as u16;
         let v = trace
             .counters
             .samples()
