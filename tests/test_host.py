@@ -269,6 +269,34 @@ def test_compare_runs_simulator_and_host(tmp_path):
     assert c["run"]["jain_fairness"][1] > 0.9
 
 
+def test_fidelity_pairs_interchangeable_instances_by_fit():
+    """Instances of one task object are paired across the two sides by the best fit (the
+    sleeper beside hog-1 in the simulator and beside hog-0 on the host), other tasks by name;
+    judgements follow the pairing."""
+    from schedlab.fidelity import compare_run, pair_instances
+
+    def task(name, cpu, ivcsw):
+        return {"name": name, "cpu_time_us": cpu, "nivcsw": ivcsw, "wakeups": 0,
+                "wakeup_latency_p50_us": None, "wakeup_latency_p90_us": None,
+                "wakeup_latency_p99_us": None}
+
+    sim = {"tasks": [task("io", 29_000, 0), task("hog-0", 3_000_000, 0), task("hog-1", 2_971_000, 582)],
+           "migrations": 0, "cpus": 2}
+    host = {"tasks": [task("io", 35_000, 0), task("hog-0", 2_963_000, 616), task("hog-1", 2_981_000, 33)],
+            "migrations": 1, "cpus": 2}
+    pairs = [(s["name"], h["name"]) for s, h in pair_instances(sim["tasks"], host["tasks"])]
+    assert pairs == [("io", "io"), ("hog-0", "hog-1"), ("hog-1", "hog-0")]
+    rows = {r["task"]: r for r in compare_run(sim, host)["tasks"]}
+    assert set(rows) == {"io", "hog-0/hog-1", "hog-1/hog-0"}
+    assert rows["hog-1/hog-0"]["nivcsw"]["ok"] is True      # 582 against 616: within 10 %
+    assert rows["hog-0/hog-1"]["nivcsw"]["ok"] is False     # 0 against 33
+    # Equal fits keep the names; a group missing an instance on one side is paired by name.
+    same = [task("a-0", 100, 10), task("a-1", 100, 10)]
+    assert [(s["name"], h["name"]) for s, h in pair_instances(same, same)] == [("a-0", "a-0"), ("a-1", "a-1")]
+    lone = [task("b-0", 100, 10), task("b-1", 50, 5)]
+    assert [(s["name"], h["name"]) for s, h in pair_instances(lone, lone[:1])] == [("b-0", "b-0")]
+
+
 def test_compare_needs_two_files_or_a_workload():
     r = run("compare")
     assert r.returncode == 2 and "two metrics files (A B)" in r.stderr and "--workload FILE" in r.stderr

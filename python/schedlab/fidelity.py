@@ -7,12 +7,22 @@ migrations within a factor of 2 and, with 8 or more CPUs, Jain's index within 1 
 withheld as unreliable (host/reconcile.py) or not measured is reported as such and not judged.
 The simulator's jiffy grid is put where the host run's was (``tick_phase_ns``, host.tick_phase):
 which wakeups wait for a tick depends on it.
+
+Instances of one task object (``instance: n``, named ``name-0`` ... ``name-(n-1)``) are the same
+task; which of them lands beside which other task is decided by fork order and timing, differently
+on the two sides (in ``wake-busy`` the sleeper sits beside ``hog-0`` in one host run and ``hog-1`` in
+the next). Each simulated instance is therefore judged against the host instance of the pairing
+that fits best over CPU time and involuntary switches (the least sum of ``|log(sim/host)|``, every
+pairing tried up to 8 instances); a row whose partner has another name shows both names.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
 import os
+import re
 import tempfile
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -59,15 +69,57 @@ def _judge(sim: Optional[float], host: Optional[float], tol: float) -> Dict[str,
     return {"sim": sim, "host": host, "diff": d, "ok": abs(d) <= tol}
 
 
+_INSTANCE = re.compile(r"^(.*)-(\d+)$")
+MATCH_MAX = 8
+
+
+def _misfit(s: dict, h: dict) -> float:
+    """How far a simulated task is from a host task: |log| ratios of CPU time and ivcsw."""
+    cost = 0.0
+    for k in ("cpu_time_us", "nivcsw"):
+        a, b = s.get(k), h.get(k)
+        if a is not None and b is not None:
+            cost += abs(math.log((a + 1.0) / (b + 1.0)))
+    return cost
+
+
+def pair_instances(sim_tasks: List[dict], host_tasks: List[dict]) -> List[Tuple[dict, dict]]:
+    """(simulated, host) task pairs: by name, except that the instances of one task object
+    (both sides holding exactly ``obj-0`` ... ``obj-(n-1)``, 2 <= n <= MATCH_MAX) are paired by
+    the permutation with the least total misfit (ties: the first in order, which keeps names)."""
+    ht = {t["name"]: t for t in host_tasks}
+    groups: Dict[str, List[dict]] = {}
+    for t in sim_tasks:
+        m = _INSTANCE.match(t["name"])
+        if m:
+            groups.setdefault(m.group(1), []).append(t)
+    partner: Dict[str, dict] = {}
+    for obj, members in groups.items():
+        names = {t["name"] for t in members}
+        want = {f"{obj}-{i}" for i in range(len(members))}
+        if not 2 <= len(members) <= MATCH_MAX or names != want or not want <= set(ht):
+            continue
+        members = sorted(members, key=lambda t: int(_INSTANCE.match(t["name"]).group(2)))
+        hosts = [ht[f"{obj}-{i}"] for i in range(len(members))]
+        cost = [[_misfit(s, h) for h in hosts] for s in members]
+        best = min(itertools.permutations(range(len(members))),
+                   key=lambda p: sum(cost[i][j] for i, j in enumerate(p)))
+        for i, j in enumerate(best):
+            partner[members[i]["name"]] = hosts[j]
+    pairs = []
+    for t in sim_tasks:
+        h = partner.get(t["name"]) or ht.get(t["name"])
+        if h is not None:
+            pairs.append((t, h))
+    return pairs
+
+
 def compare_run(sim: dict, host: dict) -> Dict[str, Any]:
     """Per-task and run-level judgements of one workload."""
-    ht = {t["name"]: t for t in host["tasks"]}
     rows = []
-    for t in sim["tasks"]:
-        h = ht.get(t["name"])
-        if h is None:
-            continue
-        row: Dict[str, Any] = {"task": t["name"], "unreliable": h.get("unreliable")}
+    for t, h in pair_instances(sim["tasks"], host["tasks"]):
+        label = t["name"] if h["name"] == t["name"] else f"{t['name']}/{h['name']}"
+        row: Dict[str, Any] = {"task": label, "host_task": h["name"], "unreliable": h.get("unreliable")}
         for k, tol in TOL.items():
             if k.startswith("wakeup_latency") and (h.get("wakeups") or 0) < WAKEUP_HEAVY:
                 row[k] = {"sim": t[k], "host": h.get(k), "diff": None, "ok": None}
@@ -141,7 +193,7 @@ def table(f: Dict[str, Any]) -> str:
                 ok += j["ok"] is True
                 miss += j["ok"] is False
             withheld = f"  (host trace withheld: {'; '.join(r['unreliable'])})" if r["unreliable"] else ""
-            lines.append(r["task"][:11].ljust(12) + "".join(cells) + withheld)
+            lines.append(r["task"][:13].ljust(14) + "".join(cells)[2:] + withheld)
         for k, j in w["run"].items():
             lines.append(f"  {k}: {cell(j).strip()}")
             ok += j["ok"] is True
