@@ -297,6 +297,31 @@ def test_fidelity_pairs_interchangeable_instances_by_fit():
     assert [(s["name"], h["name"]) for s, h in pair_instances(lone, lone[:1])] == [("b-0", "b-0")]
 
 
+def test_fidelity_judges_medians_of_several_host_runs():
+    """With several host runs each figure is the median of the simulated values against the median
+    of the host's, judged with the same tolerance, the host's range kept beside it."""
+    from schedlab.fidelity import _spread_wider, compare_run, merge_runs
+
+    def task(name, cpu, ivcsw):
+        return {"name": name, "cpu_time_us": cpu, "nivcsw": ivcsw, "wakeups": 0,
+                "wakeup_latency_p50_us": None, "wakeup_latency_p90_us": None,
+                "wakeup_latency_p99_us": None}
+
+    sim = {"tasks": [task("a", 1000, 100)], "migrations": 0, "cpus": 2}
+    runs = [compare_run(sim, {"tasks": [task("a", h, i)], "migrations": m, "cpus": 2})
+            for h, i, m in ((1010, 80, 0), (1200, 101, 3), (990, 130, 1))]
+    assert [r["tasks"][0]["nivcsw"]["ok"] for r in runs] == [False, True, False]
+    row = merge_runs(runs)["tasks"][0]
+    assert row["cpu_time_us"]["host"] == 1010 and row["cpu_time_us"]["ok"] is True
+    assert row["nivcsw"]["host"] == 101 and row["nivcsw"]["ok"] is True       # 100 against 101
+    assert (row["nivcsw"]["host_min"], row["nivcsw"]["host_max"]) == (80, 130)
+    assert _spread_wider(row["nivcsw"], 0.10) and not _spread_wider(row["cpu_time_us"], 0.2)
+    assert merge_runs(runs)["run"]["migrations"]["host"] == 1
+    assert merge_runs(runs[:1]) == runs[0]
+    bad = run("fidelity", "--host-runs", "0")
+    assert bad.returncode == 2 and "--host-runs: expected 1..9" in bad.stderr
+
+
 def test_compare_needs_two_files_or_a_workload():
     r = run("compare")
     assert r.returncode == 2 and "two metrics files (A B)" in r.stderr and "--workload FILE" in r.stderr

@@ -490,13 +490,14 @@ def _cmd_fidelity(a: argparse.Namespace) -> int:
 
     only = [x for x in (a.only or "").split(",") if x]
     unknown = [x for x in only if x not in fid.SUITE]
-    if unknown or not 1 <= a.seconds <= 60:
+    if unknown or not 1 <= a.seconds <= 60 or not 1 <= a.host_runs <= 9:
         what = (f"--only: unknown workload {unknown[0]!r}; expected some of: {', '.join(fid.SUITE)}" if unknown
-                else "--seconds: expected 1..60")
+                else "--seconds: expected 1..60" if not 1 <= a.seconds <= 60 else "--host-runs: expected 1..9")
         print(f"schedlab: error: {what}", file=sys.stderr)
         return 2
     try:
-        f = fid.fidelity(a.seconds, a.machine, only, log=lambda s: print(s, file=sys.stderr))
+        f = fid.fidelity(a.seconds, a.machine, only, log=lambda s: print(s, file=sys.stderr),
+                         host_runs=a.host_runs)
     except HostError as e:
         print(f"schedlab: error: {e}", file=sys.stderr)
         return 2

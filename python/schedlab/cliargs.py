@@ -252,6 +252,9 @@ def _add_fidelity(sub) -> None:
     fi.add_argument("--seconds", type=int, default=5, help="length of each workload, s (default 5)")
     fi.add_argument("--machine", metavar="PROFILE", help="simulate with this machine profile")
     fi.add_argument("--only", metavar="NAME[,NAME]", help="run only these workloads of the suite")
+    fi.add_argument("--host-runs", type=int, default=1, metavar="K",
+                    help="run each workload K times on the host (each with a simulation at that run's tick "
+                         "phase) and judge the medians, showing the host's range (1..9, default 1)")
     fi.add_argument("--json", metavar="FILE", help="write every judgement as JSON")
 
 
