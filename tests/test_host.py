@@ -317,6 +317,12 @@ def test_fidelity_judges_medians_of_several_host_runs():
     assert (row["nivcsw"]["host_min"], row["nivcsw"]["host_max"]) == (80, 130)
     assert _spread_wider(row["nivcsw"], 0.10) and not _spread_wider(row["cpu_time_us"], 0.2)
     assert merge_runs(runs)["run"]["migrations"]["host"] == 1
+    # A latency figure no run judged (a task waking rarely) stays unjudged, even where a run's host
+    # figure was withheld.
+    few = [dict(r, tasks=[dict(r["tasks"][0])]) for r in runs]
+    few[0]["tasks"][0]["wakeup_latency_p50_us"] = {"sim": 20.0, "host": None, "diff": None, "ok": None}
+    few[1]["tasks"][0]["wakeup_latency_p50_us"] = {"sim": 20.0, "host": 9000.0, "diff": None, "ok": None}
+    assert merge_runs(few)["tasks"][0]["wakeup_latency_p50_us"]["ok"] is None
     assert merge_runs(runs[:1]) == runs[0]
     bad = run("fidelity", "--host-runs", "0")
     assert bad.returncode == 2 and "--host-runs: expected 1..9" in bad.stderr
