@@ -4,6 +4,8 @@ subcommand, so that a command builds only its own parser (:func:`parser`)."""
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from typing import List, Optional, Tuple
 
 from .api import schedulers
@@ -305,7 +307,28 @@ class PartialParse(Exception):
     """A parse error under a parser built for one subcommand (see :func:`parser`)."""
 
 
-class _PartialParser(argparse.ArgumentParser):
+def _help_width() -> int:
+    """`shutil.get_terminal_size().columns - 2`, argparse's help width, without importing shutil
+    (argparse imports it for every formatter, which `add_argument` builds: 2-3 ms of every
+    command's start-up): COLUMNS if set and positive, else the terminal of stdout, else 80."""
+    try:
+        cols = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        cols = 0
+    if cols <= 0:
+        try:
+            cols = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            cols = 80
+    return cols - 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        return self.formatter_class(prog=self.prog, width=_help_width())
+
+
+class _PartialParser(_Parser):
     def error(self, message: str):  # type: ignore[override]
         raise PartialParse(message)
 
@@ -314,7 +337,7 @@ def parser(only: Optional[str] = None) -> argparse.ArgumentParser:
     """The command line; with `only`, just that subcommand (start-up time: building every
     subcommand's arguments took about 8 ms of each command), whose parsers then raise
     :class:`PartialParse` on an error so that cli.py's `main` lets the whole parser report it."""
-    cls = argparse.ArgumentParser if only is None else _PartialParser
+    cls = _Parser if only is None else _PartialParser
     p = cls(prog="schedlab", description="A laboratory for Linux CPU schedulers.")
     p.add_argument("--version", action=_VersionAction, nargs=0, help="print the version and exit")
     sub = p.add_subparsers(dest="cmd", required=True)
