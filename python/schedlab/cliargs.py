@@ -310,14 +310,15 @@ class PartialParse(Exception):
 def _help_width() -> int:
     """`shutil.get_terminal_size().columns - 2`, argparse's help width, without importing shutil
     (argparse imports it for every formatter, which `add_argument` builds: 2-3 ms of every
-    command's start-up): COLUMNS if set and positive, else the terminal of stdout, else 80."""
+    command's start-up): COLUMNS if set and positive, else the terminal of stdout unless it
+    reports 0 columns, else 80."""
     try:
         cols = int(os.environ.get("COLUMNS", "0"))
     except ValueError:
         cols = 0
     if cols <= 0:
         try:
-            cols = os.get_terminal_size(sys.__stdout__.fileno()).columns
+            cols = os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
         except (AttributeError, ValueError, OSError):
             cols = 80
     return cols - 2
