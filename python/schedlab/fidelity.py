@@ -79,6 +79,12 @@ _INSTANCE = re.compile(r"^(.*)-(\d+)$")
 MATCH_MAX = 8
 
 
+def _judge_migrations(ms: float, mh: float) -> Dict[str, Any]:
+    """Migrations agree within a factor of 2 (within 2 of each other when either side has none)."""
+    ok = (max(ms, mh) <= 2 * min(ms, mh)) if min(ms, mh) > 0 else abs(ms - mh) <= 2
+    return {"sim": ms, "host": mh, "diff": None, "ok": ok}
+
+
 def _misfit(s: dict, h: dict) -> float:
     """How far a simulated task is from a host task: |log| ratios of CPU time and ivcsw."""
     cost = 0.0
@@ -132,10 +138,7 @@ def compare_run(sim: dict, host: dict) -> Dict[str, Any]:
             else:
                 row[k] = _judge(t[k], h.get(k), tol)
         rows.append(row)
-    run = {}
-    ms, mh = sim["migrations"], host["migrations"]
-    run["migrations"] = {"sim": ms, "host": mh, "diff": None,
-                         "ok": (max(ms, mh) <= 2 * min(ms, mh)) if min(ms, mh) > 0 else abs(ms - mh) <= 2}
+    run = {"migrations": _judge_migrations(sim["migrations"], host["migrations"])}
     if sim["cpus"] >= 8:
         run["jain_fairness"] = _judge(sim["jain_fairness"], host["jain_fairness"], 0.01)
     return {"tasks": rows, "run": run}
@@ -180,10 +183,8 @@ def merge_runs(runs: List[Dict[str, Any]]) -> Dict[str, Any]:
             j["host_min"], j["host_max"] = (min(known), max(known)) if known else (None, None)
             row[k] = j
         out_rows.append(row)
-    ms = _median([r["run"]["migrations"]["sim"] for r in runs]) or 0
-    mh = _median([r["run"]["migrations"]["host"] for r in runs]) or 0
-    run = {"migrations": {"sim": ms, "host": mh, "diff": None,
-                          "ok": (max(ms, mh) <= 2 * min(ms, mh)) if min(ms, mh) > 0 else abs(ms - mh) <= 2}}
+    run = {"migrations": _judge_migrations(_median([r["run"]["migrations"]["sim"] for r in runs]) or 0,
+                                           _median([r["run"]["migrations"]["host"] for r in runs]) or 0)}
     if all("jain_fairness" in r["run"] for r in runs):
         run["jain_fairness"] = _judge(_median([r["run"]["jain_fairness"]["sim"] for r in runs]),
                                       _median([r["run"]["jain_fairness"]["host"] for r in runs]), 0.01)

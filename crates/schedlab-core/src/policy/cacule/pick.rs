@@ -250,6 +250,18 @@ pub(super) struct RqIndex {
 }
 
 impl RqIndex {
+    /// Not indexed, empty (keeping its buffers for the next time the queue
+    /// grows).
+    fn clear(&mut self) {
+        self.ents.clear();
+        self.slab.clear();
+        self.free.clear();
+        self.horizon = 0;
+        self.sorted = false;
+        self.memo = None;
+        self.active = false;
+    }
+
     /// Stores `b` in a free slot.
     fn store(&mut self, b: BoundIn) -> u32 {
         match self.free.pop() {
@@ -419,21 +431,10 @@ impl CacUle {
         }
         if list.len() < MIN_INDEXED {
             if self.index[rq].active {
-                let q = std::mem::take(&mut self.index[rq]);
-                for y in &q.ents {
+                for y in &self.index[rq].ents {
                     self.listed_at[y.se as SeId] = None;
                 }
-                // Keep the buffers for the next time it grows.
-                let mut q = RqIndex {
-                    ents: q.ents,
-                    slab: q.slab,
-                    free: q.free,
-                    ..RqIndex::default()
-                };
-                q.ents.clear();
-                q.slab.clear();
-                q.free.clear();
-                self.index[rq] = q;
+                self.index[rq].clear();
             }
             return None;
         }
