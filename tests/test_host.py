@@ -297,6 +297,29 @@ def test_fidelity_pairs_interchangeable_instances_by_fit():
     assert [(s["name"], h["name"]) for s, h in pair_instances(lone, lone[:1])] == [("b-0", "b-0")]
 
 
+def test_fidelity_pairs_many_instances_by_rank_and_takes_the_host_topology(tmp_path):
+    """Beyond MATCH_MAX instances (too many permutations) the instances pair by rank of CPU time;
+    the simulator gets the host's SMT width and LLC size where its uniform topology can hold them;
+    a bad --workload file is one error before any host run."""
+    from schedlab.fidelity import MATCH_MAX, pair_instances, sim_topology
+
+    n = MATCH_MAX + 2
+    sim = [{"name": f"s-{i}", "cpu_time_us": 100 + i, "nivcsw": 0} for i in range(n)]
+    host = [{"name": f"s-{i}", "cpu_time_us": 200 - i, "nivcsw": 0} for i in range(n)]
+    pairs = [(s["name"], h["name"]) for s, h in pair_instances(sim, host)]
+    assert pairs == [(f"s-{i}", f"s-{n - 1 - i}") for i in range(n)]
+    assert sim_topology({"smt": 2, "cpus_per_llc": 8}, 16) == {"smt": 2, "cpus_per_llc": 8}
+    assert sim_topology({"smt": 2, "cpus_per_llc": 16}, 16) == {"smt": 2, "cpus_per_llc": 0}
+    assert sim_topology({"smt": 3, "cpus_per_llc": 6}, 16) == {"smt": 1, "cpus_per_llc": 0}
+    assert sim_topology({"smt": None, "cpus_per_llc": None}, 2) == {"smt": 1, "cpus_per_llc": 0}
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"tasks": {"x": {"run": "abc"}}}')
+    r = run("fidelity", "--workload", str(bad))
+    assert r.returncode == 2 and "tasks.x.run" in r.stderr and "fidelity:" not in r.stderr
+    r = run("fidelity", "--workload", str(bad) + ".nope")
+    assert r.returncode == 2 and "no such workload file" in r.stderr
+
+
 def test_fidelity_judges_medians_of_several_host_runs():
     """With several host runs each figure is the median of the simulated values against the median
     of the host's, judged with the same tolerance, the host's range kept beside it."""

@@ -488,16 +488,19 @@ def _cmd_fidelity(a: argparse.Namespace) -> int:
     from . import fidelity as fid
     from .host import HostError
 
+    # A bad file is one clear error (main's) before any host run starts.
+    suite = fid.workload_files(a.workload) if a.workload else None
     only = [x for x in (a.only or "").split(",") if x]
-    unknown = [x for x in only if x not in fid.SUITE]
+    unknown = [x for x in only if x not in (suite or fid.SUITE)]
     if unknown or not 1 <= a.seconds <= 60 or not 1 <= a.host_runs <= 9:
-        what = (f"--only: unknown workload {unknown[0]!r}; expected some of: {', '.join(fid.SUITE)}" if unknown
-                else "--seconds: expected 1..60" if not 1 <= a.seconds <= 60 else "--host-runs: expected 1..9")
+        what = (f"--only: unknown workload {unknown[0]!r}; expected some of: {', '.join(suite or fid.SUITE)}"
+                if unknown else "--seconds: expected 1..60" if not 1 <= a.seconds <= 60
+                else "--host-runs: expected 1..9")
         print(f"schedlab: error: {what}", file=sys.stderr)
         return 2
     try:
         f = fid.fidelity(a.seconds, a.machine, only, log=lambda s: print(s, file=sys.stderr),
-                         host_runs=a.host_runs)
+                         host_runs=a.host_runs, suite=suite)
     except HostError as e:
         print(f"schedlab: error: {e}", file=sys.stderr)
         return 2

@@ -254,6 +254,9 @@ def _add_fidelity(sub) -> None:
     fi.add_argument("--seconds", type=int, default=5, help="length of each workload, s (default 5)")
     fi.add_argument("--machine", metavar="PROFILE", help="simulate with this machine profile")
     fi.add_argument("--only", metavar="NAME[,NAME]", help="run only these workloads of the suite")
+    fi.add_argument("--workload", metavar="FILE", action="append",
+                    help="judge this workload file (each for its own duration) instead of the fixed suite; "
+                         "repeatable")
     fi.add_argument("--host-runs", type=int, default=1, metavar="K",
                     help="run each workload K times on the host (each with a simulation at that run's tick "
                          "phase) and judge the medians, showing the host's range (1..9, default 1)")

@@ -97,8 +97,10 @@ def _misfit(s: dict, h: dict) -> float:
 
 def pair_instances(sim_tasks: List[dict], host_tasks: List[dict]) -> List[Tuple[dict, dict]]:
     """(simulated, host) task pairs: by name, except that the instances of one task object
-    (both sides holding exactly ``obj-0`` ... ``obj-(n-1)``, 2 <= n <= MATCH_MAX) are paired by
-    the permutation with the least total misfit (ties: the first in order, which keeps names)."""
+    (both sides holding exactly ``obj-0`` ... ``obj-(n-1)``, n >= 2) are paired by the permutation
+    with the least total misfit (ties: the first in order, which keeps names). Beyond MATCH_MAX
+    instances (n! pairings) they are paired by rank of CPU time, then ivcsw: the least total misfit
+    for CPU time alone (on a line, sorted order is the optimal matching), not always for both."""
     ht = {t["name"]: t for t in host_tasks}
     groups: Dict[str, List[dict]] = {}
     for t in sim_tasks:
@@ -109,10 +111,16 @@ def pair_instances(sim_tasks: List[dict], host_tasks: List[dict]) -> List[Tuple[
     for obj, members in groups.items():
         names = {t["name"] for t in members}
         want = {f"{obj}-{i}" for i in range(len(members))}
-        if not 2 <= len(members) <= MATCH_MAX or names != want or not want <= set(ht):
+        if len(members) < 2 or names != want or not want <= set(ht):
             continue
         members = sorted(members, key=lambda t: int(_INSTANCE.match(t["name"]).group(2)))
         hosts = [ht[f"{obj}-{i}"] for i in range(len(members))]
+        if len(members) > MATCH_MAX:
+            def rank(t: dict) -> Tuple[float, float]:
+                return (t.get("cpu_time_us") or 0.0, t.get("nivcsw") or 0.0)
+            for s, h in zip(sorted(members, key=rank), sorted(hosts, key=rank)):
+                partner[s["name"]] = h
+            continue
         cost = [[_misfit(s, h) for h in hosts] for s in members]
         best = min(itertools.permutations(range(len(members))),
                    key=lambda p: sum(cost[i][j] for i, j in enumerate(p)))
@@ -191,20 +199,57 @@ def merge_runs(runs: List[Dict[str, Any]]) -> Dict[str, Any]:
     return {"tasks": out_rows, "run": run}
 
 
+def sim_topology(topo: Dict[str, Optional[int]], ncpu: int) -> Dict[str, int]:
+    """The simulator's ``smt`` and ``cpus_per_llc`` for the host's sysfs topology (host.probe
+    .topology): each kept where the simulator's uniform topology can hold it (it divides the CPU
+    count, the LLC a whole number of cores), else the default (1; 0 = one LLC for all CPUs)."""
+    smt = topo.get("smt") or 1
+    if ncpu % smt:
+        smt = 1
+    llc = topo.get("cpus_per_llc") or 0
+    if not 0 < llc < ncpu or ncpu % llc or llc % smt:
+        llc = 0
+    return {"smt": smt, "cpus_per_llc": llc}
+
+
+def workload_files(paths: List[str]) -> Dict[str, Tuple[str, Callable[[int, int], dict]]]:
+    """A suite of the user's workload files, each checked now (so a bad one fails before any host
+    run), named by its file name without ``.json`` (a repeated name gets ``-2``, ``-3``...) and run
+    for its own duration."""
+    from .api import check
+
+    suite: Dict[str, Tuple[str, Callable[[int, int], dict]]] = {}
+    for path in paths:
+        check(path)
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        base = re.sub(r"\.json$", "", os.path.basename(path)) or "workload"
+        name, k = base, 1
+        while name in suite:
+            k += 1
+            name = f"{base}-{k}"
+        suite[name] = (f"the workload file {path}", lambda s, n, doc=doc: doc)
+    return suite
+
+
 def fidelity(seconds: int = 3, machine: Optional[str] = None, only: Optional[List[str]] = None,
-             log: Callable[[str], None] = lambda s: None, host_runs: int = 1) -> Dict[str, Any]:
-    """Run the suite on the host (root) and in the simulator (``host_runs`` times each, judged by
-    medians); the judgements per workload."""
+             log: Callable[[str], None] = lambda s: None, host_runs: int = 1,
+             suite: Optional[Dict[str, Tuple[str, Callable[[int, int], dict]]]] = None) -> Dict[str, Any]:
+    """Run the suite (the fixed SUITE, or ``suite``: workload_files, whose own durations hold and
+    ``seconds`` is None) on the host (root) and in the simulator (``host_runs`` times each, judged
+    by medians); the judgements per workload."""
     from . import host
     from .host.probe import matching_scheduler
     from .machine import load
 
     tun = load(machine)[0] if machine else {}
-    ncpu = len(host.facts()["cpus"])
-    out: Dict[str, Any] = {"cpus": ncpu, "seconds": seconds, "machine": machine, "host_runs": host_runs,
-                           "workloads": {}}
+    facts = host.facts()
+    ncpu = len(facts["cpus"])
+    topo = sim_topology(facts.get("topology") or {}, ncpu)
+    out: Dict[str, Any] = {"cpus": ncpu, "seconds": None if suite else seconds, "machine": machine,
+                           "host_runs": host_runs, "topology": topo, "workloads": {}}
     with tempfile.TemporaryDirectory(prefix="schedlab-fidelity-") as tmp:
-        for name, (about, build) in SUITE.items():
+        for name, (about, build) in (suite or SUITE).items():
             if only and name not in only:
                 continue
             path = os.path.join(tmp, f"{name}.json")
@@ -217,7 +262,7 @@ def fidelity(seconds: int = 3, machine: Optional[str] = None, only: Optional[Lis
                 res, info = host.run(path)
                 sched = matching_scheduler()
                 log(f"fidelity: {name} in the simulator ({sched}){tag}")
-                sim = simulate(path, sched, ncpu, hz=info.get("hz") or 250,
+                sim = simulate(path, sched, ncpu, hz=info.get("hz") or 250, **topo,
                                set=host.sim_tunables(info, tun))
                 per_run.append(compare_run(dict(sim.metrics), dict(res.metrics)))
                 phases.append(info.get("tick_phase_ns"))
@@ -236,7 +281,11 @@ def table(f: Dict[str, Any]) -> str:
         mark = {True: " ok  ", False: " MISS", None: " n/a "}[j["ok"]]
         return f"{_num(j['sim'])}/{_num(j['host'])}".rjust(16) + mark
 
-    lines = [f"simulator/host on {f['cpus']} CPUs, {f['seconds']} s per workload"
+    per = f"{f['seconds']} s per workload" if f["seconds"] else "each workload for its own duration"
+    topo = f.get("topology") or {}
+    shape = (f" ({topo['smt']} threads per core)" if topo.get("smt", 1) > 1 else "") + (
+        f" ({topo['cpus_per_llc']} CPUs per LLC)" if topo.get("cpus_per_llc") else "")
+    lines = [f"simulator/host on {f['cpus']} CPUs{shape}, {per}"
              + (f", machine profile {f['machine']}" if f["machine"] else "")
              + "; tolerances: CPU time 3 %, ivcsw 10 %, latency p50 50 %, p90/p99 25 % (tasks waking "
              f">= {WAKEUP_HEAVY} times), migrations 2x, Jain 1 % (8+ CPUs)"]

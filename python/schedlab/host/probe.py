@@ -196,6 +196,31 @@ def online_cpus() -> List[int]:
     return cpus
 
 
+def _cpu_list_len(text: Optional[str]) -> Optional[int]:
+    if not text:
+        return None
+    n = 0
+    for part in text.strip().split(","):
+        a, _, b = part.partition("-")
+        n += int(b or a) - int(a) + 1
+    return n
+
+
+def topology(cpu: int = 0) -> Dict[str, Optional[int]]:
+    """CPU ``cpu``'s SMT width (hardware threads of its core) and the CPUs sharing its last-level
+    cache, from sysfs (None where unreadable): the simulator's ``smt`` and ``cpus_per_llc``."""
+    base = f"/sys/devices/system/cpu/cpu{cpu}"
+    llc, level = None, -1
+    cache = os.path.join(base, "cache")
+    for idx in sorted(os.listdir(cache)) if os.path.isdir(cache) else []:
+        lv = read(os.path.join(cache, idx, "level"))
+        kind = read(os.path.join(cache, idx, "type"))
+        if lv and lv.isdigit() and kind in ("Unified", "Data") and int(lv) > level:
+            level, llc = int(lv), _cpu_list_len(read(os.path.join(cache, idx, "shared_cpu_list")))
+    return {"smt": _cpu_list_len(read(os.path.join(base, "topology", "thread_siblings_list"))),
+            "cpus_per_llc": llc}
+
+
 def kernel_version() -> Tuple[int, int]:
     m = re.match(r"(\d+)\.(\d+)", platform.release())
     return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
@@ -226,7 +251,7 @@ def probe(mounts: Mounts) -> Dict[str, Any]:
         "rt_runtime_us": read("/proc/sys/kernel/sched_rt_runtime_us"),
         "rt_period_us": read("/proc/sys/kernel/sched_rt_period_us"),
         "rr_timeslice_ms": read("/proc/sys/kernel/sched_rr_timeslice_ms"),
-        "cgroup": _cgroups(), "loadavg": read("/proc/loadavg"),
+        "cgroup": _cgroups(), "loadavg": read("/proc/loadavg"), "topology": topology(),
     }
     if os.path.isdir(SECURITYFS):
         lock = read(os.path.join(mounts.get("securityfs"), "lockdown"))

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The 16-CPU host references of issue 13, in one unattended run (made for a lent 16-core Linux 6.18
+# machine that runs only prebuilt files: the native module and the worker are built beforehand and
+# carried; nothing here compiles). Writes into OUTDIR (default: $OUT, else ./out/ref16):
+#   log.txt          every step's output (tables, warnings, timings)
+#   facts.json       uname, topology, the host runner's facts
+#   refs.json        `schedlab fidelity` of issue 13's two 16-CPU workloads (examples/fidelity/), 2 host runs
+#   suite.json       `schedlab fidelity` of the fixed suite sized for this machine
+#   host-sleepers.json, trace.txt.xz   one traced host run of the 32 sleepers (missing-record analysis)
+#   profile.json     `schedlab calibrate` of this machine
+#   refs-profile.json the two workloads again, simulated with that profile (1 host run)
+# Steps are independent (each under `timeout`), so one that fails leaves the others' results.
+# Usage: bash scripts/ref16.sh [OUTDIR]   (root; PYTHON defaults to python3)
+set -u
+cd "$(dirname "$0")/.."
+OUTDIR=${1:-${OUT:-out/ref16}}
+mkdir -p "$OUTDIR"
+PY=${PYTHON:-python3}
+export PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1
+LOG=$OUTDIR/log.txt
+T0=$(date +%s)
+
+step() {  # step NAME SECONDS CMD...: run CMD under a time limit, log its output and its time
+    local name=$1 limit=$2 t rc
+    shift 2
+    t=$(date +%s)
+    echo "=== $name (limit ${limit}s, at +$((t - T0))s)" >>"$LOG"
+    timeout --kill-after=10 "$limit" "$@" >>"$LOG" 2>&1
+    rc=$?
+    echo "=== $name: rc=$rc in $(($(date +%s) - t))s" >>"$LOG"
+}
+
+SL=("$PY" -m schedlab)
+
+step facts 30 bash -c "uname -a; nproc; lscpu || true; cat /proc/cmdline; cat /proc/loadavg;
+  mount | grep -E 'cgroup|tracefs|debugfs' || true; $PY -V;
+  $PY -c 'import json; from schedlab import host; print(json.dumps(host.facts(), indent=1))' > '$OUTDIR/facts.json';
+  cat '$OUTDIR/facts.json'"
+if uname -r | grep -q '^4\.4\.0'; then
+    echo "gVisor (kernel $(uname -r)): no real scheduler to measure; host steps skipped" >>"$LOG"
+else
+    step refs 200 "${SL[@]}" fidelity --workload examples/fidelity/hogs-nice20.json \
+        --workload examples/fidelity/sleepers32.json --host-runs 2 --json "$OUTDIR/refs.json"
+    step suite 120 "${SL[@]}" fidelity --seconds 3 --json "$OUTDIR/suite.json"
+    step traced 60 "${SL[@]}" host run examples/fidelity/sleepers32.json --trace "$OUTDIR/trace.txt" \
+        --json "$OUTDIR/host-sleepers.json"
+    step compress 30 bash -c "xz -T0 -3 $OUTDIR/trace.txt || gzip -3 $OUTDIR/trace.txt"
+    step calibrate 60 "${SL[@]}" calibrate --seconds 2 --out "$OUTDIR/profile.json"
+fi
+step bench 60 "$PY" -m schedlab.bench --repeat 5
+step bench-suite 60 "$PY" -m schedlab.bench --suite --repeat 3
+if ! uname -r | grep -q '^4\.4\.0'; then
+    step host-tests 150 "$PY" -m pytest -q -x -p no:cacheprovider tests/test_host.py tests/test_reconcile.py
+fi
+if [ -s "$OUTDIR/profile.json" ]; then
+    step refs-profile 120 "${SL[@]}" fidelity --workload examples/fidelity/hogs-nice20.json \
+        --workload examples/fidelity/sleepers32.json --machine "$OUTDIR/profile.json" --json "$OUTDIR/refs-profile.json"
+fi
+echo "=== done at +$(($(date +%s) - T0))s" >>"$LOG"
