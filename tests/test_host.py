@@ -136,7 +136,8 @@ def _host_run(tmp_path, workload, *extra):
     wl.write_text(json.dumps(workload))
     out, facts = tmp_path / "m.json", tmp_path / "f.json"
     r = run("host", "run", str(wl), "--json", str(out), "--facts", str(facts), *extra)
-    unavailable = ("tracefs", "worker missing", "neither cgroup v1")
+    # The last: RT tasks in task groups, which cgroup2 cannot hold under RT_GROUP_SCHED.
+    unavailable = ("tracefs", "worker missing", "neither cgroup v1", "on cgroup2 with RT group scheduling")
     if r.returncode == 2 and any(u in r.stderr for u in unavailable):
         pytest.skip(r.stderr.strip())
     assert r.returncode == 0, r.stderr
@@ -616,3 +617,41 @@ def test_the_host_ticks_on_the_jiffy_grid_the_simulator_is_given(tmp_path):
     assert len(offsets) > 100, len(offsets)
     near = sum(o < 300_000 for o in offsets)
     assert near >= 0.9 * len(offsets), sorted(offsets)
+
+
+def test_rt_tasks_stay_in_the_root_cgroup_on_cgroup2_with_rt_group_sched(tmp_path):
+    """cgroup2 under RT_GROUP_SCHED (the 16-CPU machine of issue 13: sched_setattr(SCHED_FIFO)
+    EPERM in the run's group): a process with an RT thread joins the root cgroup; a task group for
+    a thread of such a process is one clear error; fair processes still join the run's group."""
+    from schedlab.api import check
+    from schedlab.host import cgroups
+    from schedlab.host.plan import HostError, make
+    from schedlab.host.probe import rt_group_sched_enabled
+    from schedlab.host.undo import Journal
+
+    cfg = {"CONFIG_RT_GROUP_SCHED": "y"}
+    assert rt_group_sched_enabled(cfg, "quiet") is True
+    assert rt_group_sched_enabled(cfg, "quiet rt_group_sched=0") is False
+    assert rt_group_sched_enabled({**cfg, "CONFIG_RT_GROUP_SCHED_DEFAULT_DISABLED": "y"}, "") is False
+    assert rt_group_sched_enabled({**cfg, "CONFIG_RT_GROUP_SCHED_DEFAULT_DISABLED": "y"}, "rt_group_sched=1")
+    assert rt_group_sched_enabled({}, "rt_group_sched=1") is False
+
+    root = tmp_path / "cg"
+    root.mkdir()
+    (root / "cgroup.subtree_control").write_text("cpu memory\n")
+    cg = {"flavour": "v2", "root": str(root), "rt_group_sched": True}
+
+    def setup(tasks):
+        model = check({"global": {"duration": 1}, "tasks": tasks})
+        plan = make(model, 2)
+        lab = cgroups.setup(plan, cg, Journal(str(tmp_path / f"j{len(os.listdir(tmp_path))}")), True)
+        return plan, lab
+
+    plan, lab = setup({"rt": {"policy": "SCHED_FIFO", "run": 100}, "hog": {"run": 100}})
+    files = {th["name"]: th["cgroup_files"] for ths in plan.procs.values() for th in ths}
+    assert files["rt"] == [str(root / "cgroup.procs")]
+    assert files["hog"] == [f"{lab}/cgroup.procs", f"{lab}/cgroup.threads"]
+    assert any("'rt' runs in the root cgroup" in n for n in plan.notes)
+    with pytest.raises(HostError, match="task 'b' is in task group '/g' and shares process 'p'"):
+        setup({"a": {"policy": "SCHED_FIFO", "process": "p", "run": 100},
+               "b": {"process": "p", "taskgroup": "/g", "run": 100}})

@@ -107,6 +107,26 @@ def _claim_rt_runtime(plan: Plan, root: str, name: str, lab: str) -> Dict[str, i
         time.sleep(0.02)
 
 
+def _rt_processes_in_root(plan: Plan) -> List[str]:
+    """cgroup2 under RT group scheduling: a task group's RT runtime is 0 and cgroup2 has no file
+    to change it, so the kernel refuses an RT policy to any thread outside the root cgroup
+    (probe.rt_group_sched_enabled). Writing a tid to cgroup.procs moves its whole process, so each
+    process holding an RT thread stays in the root cgroup with all its threads; a task group
+    asked for one of them cannot be honoured: HostError naming it."""
+    out = []
+    for proc, threads in plan.procs.items():
+        if not any(th["policy"] in ("SCHED_FIFO", "SCHED_RR") for th in threads):
+            continue
+        grouped = next((th for th in threads if th["group"] != "/"), None)
+        if grouped is not None:
+            raise HostError(f"cgroup: task {grouped['name']!r} is in task group {grouped['group']!r} and "
+                            f"shares process {proc!r} with an RT task; on cgroup2 with RT group scheduling "
+                            "an RT task can run only in the root cgroup, and its process's threads move with "
+                            "it (cgroup v1, or rt_group_sched=0 on the kernel command line, allows this)")
+        out.append(proc)
+    return out
+
+
 def setup(plan: Plan, cg: Dict[str, Any], journal: Journal, isolate: bool) -> Optional[str]:
     """Create the run's groups; fills each thread's ``cgroup_files``; returns the run group path."""
     if not isolate and not plan.groups:
@@ -115,6 +135,7 @@ def setup(plan: Plan, cg: Dict[str, Any], journal: Journal, isolate: bool) -> Op
         raise HostError("cgroup: neither cgroup v1 `cpu` nor cgroup2 with the cpu controller is available "
                         "(needed for task groups and for isolating the run; --no-isolate runs without)")
     root, v1 = cg["root"], cg["flavour"] == "v1"
+    rooted = [] if v1 or not cg["rt_group_sched"] else _rt_processes_in_root(plan)
     name = f"schedlab-{os.getpid()}"
     lab = os.path.join(root, name)
     if not v1 and "cpu" not in (read(os.path.join(root, "cgroup.subtree_control")) or "").split():
@@ -139,11 +160,15 @@ def setup(plan: Plan, cg: Dict[str, Any], journal: Journal, isolate: bool) -> Op
             _write(os.path.join(d, "cgroup.type"), "threaded")
             _write(os.path.join(os.path.dirname(d), "cgroup.subtree_control"), "+cpu")
             _write(os.path.join(d, "cpu.weight"), str(min(10000, max(1, round(shares[g] * 100 / 1024)))))
-    for threads in plan.procs.values():
+    for proc, threads in plan.procs.items():
         for th in threads:
             d = confined(lab, th["group"])
             th["cgroup_files"] = ([os.path.join(d, "tasks")] if v1 else
+                                  [os.path.join(root, "cgroup.procs")] if proc in rooted else
                                   [os.path.join(lab, "cgroup.procs"), os.path.join(d, "cgroup.threads")])
+    plan.notes.extend(
+        [f"rt: process {p!r} runs in the root cgroup, not isolated: on cgroup2 with RT_GROUP_SCHED no other "
+         "group can hold RT tasks" for p in rooted])
     plan.notes.extend(
         [f"rt: group {g} has cpu.rt_runtime_us {v} (RT_GROUP_SCHED; the simulator throttles RT per CPU)"
          for g, v in sorted(rt.items())])

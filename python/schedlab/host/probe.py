@@ -140,7 +140,21 @@ def dl_tasks() -> Optional[Dict[int, int]]:
     return out
 
 
-def _cgroups() -> Dict[str, Any]:
+def rt_group_sched_enabled(cfg: Dict[str, str], cmdline: str) -> bool:
+    """Whether RT group scheduling is on (kernel/sched/core.c, 6.18: the ``rt_group_sched`` static
+    key, on unless CONFIG_RT_GROUP_SCHED_DEFAULT_DISABLED, set by the ``rt_group_sched=0|1`` boot
+    parameter). cgroup v1 shows it as ``cpu.rt_runtime_us``; cgroup2 has no such file, yet
+    ``__sched_setscheduler`` refuses (EPERM) an RT policy to a task in any non-root cpu group,
+    whose RT runtime is 0 and cannot be set there."""
+    if cfg.get("CONFIG_RT_GROUP_SCHED") != "y":
+        return False
+    m = re.search(r"(?:^|\s)rt_group_sched=(\d+)", cmdline)
+    if m and m.group(1) in ("0", "1"):
+        return m.group(1) == "1"
+    return cfg.get("CONFIG_RT_GROUP_SCHED_DEFAULT_DISABLED") != "y"
+
+
+def _cgroups(cfg: Dict[str, str]) -> Dict[str, Any]:
     v1 = v2 = None
     for line in (read("/proc/mounts") or "").splitlines():
         parts = line.split()
@@ -156,7 +170,8 @@ def _cgroups() -> Dict[str, Any]:
         return {"flavour": "v1", "root": v1,
                 "rt_group_sched": os.path.exists(os.path.join(v1, "cpu.rt_runtime_us"))}
     if v2:
-        return {"flavour": "v2", "root": v2, "rt_group_sched": False}
+        return {"flavour": "v2", "root": v2,
+                "rt_group_sched": rt_group_sched_enabled(cfg, read("/proc/cmdline") or "")}
     return {"flavour": None, "root": None, "rt_group_sched": False}
 
 
@@ -251,7 +266,7 @@ def probe(mounts: Mounts) -> Dict[str, Any]:
         "rt_runtime_us": read("/proc/sys/kernel/sched_rt_runtime_us"),
         "rt_period_us": read("/proc/sys/kernel/sched_rt_period_us"),
         "rr_timeslice_ms": read("/proc/sys/kernel/sched_rr_timeslice_ms"),
-        "cgroup": _cgroups(), "loadavg": read("/proc/loadavg"), "topology": topology(),
+        "cgroup": _cgroups(cfg), "loadavg": read("/proc/loadavg"), "topology": topology(),
     }
     if os.path.isdir(SECURITYFS):
         lock = read(os.path.join(mounts.get("securityfs"), "lockdown"))
