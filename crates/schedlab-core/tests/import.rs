@@ -211,3 +211,52 @@ fn a_missing_switch_in_is_recovered_from_the_record_context() {
     assert_eq!(w.wakeups, 1);
     assert!(w.wakeup_latency_max_us <= 10.1, "{w:?}");
 }
+
+/// The host runner records the returns of the workers' blocking calls
+/// (raw_syscalls:sys_exit, in tracefs and perf script text): on kernels that
+/// lose the idle task's switch to a woken task, the woken task's own
+/// sys_exit proves it runs, and the switch-in is recovered there. Repairs
+/// beyond the first few become one warning per kind, with counts.
+#[test]
+fn a_syscall_return_recovers_the_switch_in_and_repairs_are_summarized() {
+    let mut text = String::new();
+    let mut t = 1_000_000u64; // µs
+    for _ in 0..8 {
+        let s = |us: u64| format!("{}.{:06}", us / 1_000_000, us % 1_000_000);
+        text += &format!("     w-100   (  100) [001] d..2.   {}: sched_switch: prev_comm=w prev_pid=100 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120\n", s(t));
+        text += &format!("    <idle>-0 (-------) [001] d.h3.   {}: sched_waking: comm=w pid=100 prio=120 target_cpu=001\n", s(t + 2000));
+        text += &format!("    <idle>-0 (-------) [001] dNh4.   {}: sched_wakeup: comm=w pid=100 prio=120 target_cpu=001\n", s(t + 2001));
+        text += &format!(
+            "     w-100   (  100) [001] .....   {}: sys_exit: NR 230 = 0\n",
+            s(t + 2004)
+        );
+        t += 2200;
+    }
+    text += &format!(
+        "     w-100   (  100) [001] d..2.   1.{:06}: sched_switch: prev_comm=w prev_pid=100 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120\n",
+        t - 1_000_000
+    );
+    let imp = import::import(&text, true).expect("tolerant import");
+    assert_eq!(imp.repairs.len(), 8, "{:?}", imp.repairs);
+    let m = imp.metrics();
+    let w = m.tasks.iter().find(|t| t.pid == 100).expect("w");
+    // Each run from its sys_exit (waking + 4 µs) to the next switch-out.
+    assert!((w.cpu_time_us - 8.0 * 196.0).abs() < 1.0, "{w:?}");
+    assert_eq!(w.wakeups, 8);
+    assert!((w.wakeup_latency_max_us - 4.0).abs() < 0.01, "{w:?}");
+    assert_eq!(m.warnings.len(), 5 + 2, "{:?}", m.warnings);
+    assert_eq!(m.warnings[5], "... and 3 more trace repairs, by kind:");
+    assert_eq!(
+        m.warnings[6],
+        "3 x line N: cpu N: pid N runs here (record context) but its switch-in from pid N is missing; switched in at this record"
+    );
+    // perf script's form of the same record.
+    let perf = text.replace(" sys_exit: ", " raw_syscalls:sys_exit: ");
+    assert_eq!(
+        import::import(&perf, true)
+            .expect("perf form")
+            .repairs
+            .len(),
+        8
+    );
+}

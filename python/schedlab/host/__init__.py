@@ -316,7 +316,8 @@ def _measure(plan: Plan, worker: str, dur: int, work: str, cap: Any, tmp: str, j
     info["cpu_ms"] = {c: {k: round(times1[c][k] - times0[c][k], 1) for k in times1[c]}
                       for c in times1 if c in times0}
     trace_path = os.path.join(tmp, "trace.txt")
-    info.update({"backend": cap.name, "work": work, "ns_per_loop": npl, "duration_ns": dur,
+    info.update({"backend": cap.name, "syscall_exits": cap.syscall_exits, "work": work, "ns_per_loop": npl,
+                 "duration_ns": dur,
                  "start_ns": start, "dropped_events": cap.stop(trace_path), "notes": plan.notes,
                  "tick_phase_ns": tick_phase(start, info.get("hz"), read("/proc/cmdline") or "")})
     return trace_path, outs, dl0

@@ -16,6 +16,7 @@ instead of mounting its own).
 from __future__ import annotations
 
 import os
+import platform
 import re
 import shutil
 import signal
@@ -30,6 +31,19 @@ from .undo import Journal, die_with_parent, write
 EVENTS = ["sched_switch", "sched_waking", "sched_wakeup", "sched_wakeup_new", "sched_migrate_task",
           "sched_process_exit"]
 BUFFER_KB = 16384
+
+# The workers' blocking calls (clock_nanosleep, nanosleep, futex) by machine: their
+# raw_syscalls:sys_exit records, written in the returning thread's own context, prove that a woken
+# worker runs. Linux 6.18 on Firecracker loses every record the idle task of CPUs other than 0
+# writes in task context, its switches to woken tasks among them (docs/model.md, "Missing records");
+# the importer switches a task in at such a record (trace/import.rs recover_switch_in).
+WAKE_SYSCALLS = {"x86_64": (230, 35, 202), "aarch64": (115, 101, 98)}
+
+
+def wake_filter() -> Optional[str]:
+    """The sys_exit filter for this machine's blocking calls; None where their numbers are unknown."""
+    ids = WAKE_SYSCALLS.get(platform.machine())
+    return " || ".join(f"id == {i}" for i in ids) if ids else None
 
 
 class Tracefs:
@@ -52,6 +66,16 @@ class Tracefs:
                 write(os.path.join(self.inst, "events", "sched", e, "enable"), "1")
         except OSError as e:
             raise HostError(f"tracefs instance {self.inst}: {e} (try --backend perf)") from None
+        self.syscall_exits = False
+        sys_exit = os.path.join(self.inst, "events", "raw_syscalls", "sys_exit")
+        flt = wake_filter()
+        if flt and os.path.isdir(sys_exit):
+            try:
+                write(os.path.join(sys_exit, "filter"), flt)
+                write(os.path.join(sys_exit, "enable"), "1")
+                self.syscall_exits = True
+            except OSError:
+                pass  # recorded without them: the importer then repairs less (and says so)
 
     def start(self) -> None:
         write(os.path.join(self.inst, "tracing_on"), "1")
@@ -91,6 +115,10 @@ class Perf:
     def start(self) -> None:
         cmd = [self.perf, "record", "-q", "-a", "-k", "mono", "-m", "4M", "-o", self.data] + \
             sum((["-e", f"sched:{e}"] for e in EVENTS), [])
+        flt = wake_filter()
+        self.syscall_exits = flt is not None
+        if flt:
+            cmd += ["-e", "raw_syscalls:sys_exit", "--filter", flt]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                      preexec_fn=die_with_parent)
         self.journal.add(kill=self.proc.pid)

@@ -480,6 +480,8 @@ impl Timeline {
                         ev: TraceEvent::Exit { task: id },
                     });
                 }
+                // Only its context counts (recover_switch_in, above).
+                RawEv::Context => {}
             }
         }
         let end = raws.last().map_or(0, |r| r.ts);

@@ -214,7 +214,7 @@ impl Imported {
             jain_fairness: jain(&xs),
             fairness_tasks: tasks.iter().map(|t| t.name.clone()).collect(),
             tunables: crate::config::TunableSet::default(),
-            warnings: self.repairs.clone(),
+            warnings: summarize_repairs(&self.repairs),
             cpu: self
                 .cpus
                 .iter()
@@ -231,4 +231,47 @@ impl Imported {
             tasks,
         }
     }
+}
+
+/// Repairs shown verbatim among the warnings; beyond them, one line per
+/// kind of repair with its count (a 16-CPU trace can need 60,000 of one
+/// kind, which as warnings made an 11 MB metrics file).
+const REPAIRS_SHOWN: usize = 5;
+
+/// The warnings for a list of trace repairs: the first REPAIRS_SHOWN as
+/// they are, then each kind of the rest (the message with its numbers
+/// replaced by `N`) with how often it occurred, most frequent first (ties
+/// in message order, so the output is deterministic).
+pub fn summarize_repairs(repairs: &[String]) -> Vec<String> {
+    if repairs.len() <= REPAIRS_SHOWN {
+        return repairs.to_vec();
+    }
+    let mut out: Vec<String> = repairs[..REPAIRS_SHOWN].to_vec();
+    let mut kinds: Vec<(String, usize)> = vec![];
+    let mut index = std::collections::BTreeMap::new();
+    for r in &repairs[REPAIRS_SHOWN..] {
+        let mut kind = String::with_capacity(r.len());
+        let mut in_num = false;
+        for ch in r.chars() {
+            if ch.is_ascii_digit() {
+                if !in_num {
+                    kind.push('N');
+                }
+                in_num = true;
+            } else {
+                kind.push(ch);
+                in_num = false;
+            }
+        }
+        let i = *index.entry(kind.clone()).or_insert_with(|| {
+            kinds.push((kind, 0));
+            kinds.len() - 1
+        });
+        kinds[i].1 += 1;
+    }
+    kinds.sort_by_key(|k| std::cmp::Reverse(k.1));
+    let more = repairs.len() - REPAIRS_SHOWN;
+    out.push(format!("... and {more} more trace repairs, by kind:"));
+    out.extend(kinds.into_iter().map(|(k, n)| format!("{n} x {k}")));
+    out
 }

@@ -38,6 +38,13 @@ pub(super) enum RawEv {
     Exit {
         task: (u32, String, i32),
     },
+    /// A syscall's return (`raw_syscalls:sys_exit`), recorded in the
+    /// returning task's own context: proof that the task in the record's
+    /// `COMM-PID` column runs on that CPU. The host runner records the
+    /// returns of the workers' blocking calls because some kernels lose the
+    /// idle task's own records, its switches to woken tasks among them
+    /// (docs/model.md, "Missing records").
+    Context,
 }
 
 /// Values of `keys` in `args`, in order; a value runs to the next key.
@@ -93,11 +100,17 @@ pub(super) fn parse_line(line: &str, no: usize) -> Result<Option<Raw>, String> {
         "sched_process_exit",
     ];
     // The event name is the token after the timestamp, as `name:` or `sched:name:`.
-    let Some((name, at)) = EVENTS.iter().find_map(|e| {
+    let found = EVENTS.iter().find_map(|e| {
         [format!(" {e}: "), format!(" sched:{e}: ")]
             .iter()
             .find_map(|p| line.find(p.as_str()).map(|i| (*e, (i, i + p.len()))))
-    }) else {
+    });
+    let found = found.or_else(|| {
+        [" sys_exit: ", " raw_syscalls:sys_exit: "]
+            .iter()
+            .find_map(|p| line.find(p).map(|i| ("sys_exit", (i, i + p.len()))))
+    });
+    let Some((name, at)) = found else {
         return Ok(None);
     };
     let head = &line[..at.0];
@@ -140,6 +153,7 @@ pub(super) fn parse_line(line: &str, no: usize) -> Result<Option<Raw>, String> {
     };
     let bad = || format!("{name}: fields not understood: \"{}\"", args.trim());
     let ev = match name {
+        "sys_exit" => RawEv::Context,
         "sched_switch" => {
             let keys = [
                 "prev_comm",
