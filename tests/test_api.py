@@ -161,3 +161,22 @@ def test_load_balance_pulls_below_an_overloaded_group_under_the_domain_average(r
     nothing (Jain 0.890)."""
     m = schedlab.simulate(str(root / "examples/fidelity/hogs-nice20.json"), "eevdf-6.18", 16).metrics
     assert m["migrations"] >= 20 and m["jain_fairness"] > 0.91, (m["migrations"], m["jain_fairness"])
+
+
+def test_sleep_timers_on_one_cpu_expire_together_within_the_slack():
+    """hrtimer slack coalescing (engine/hrtimer.rs; hrtimer.c __hrtimer_run_queues): b's timer
+    (soft expiry 20 us after a's) lies inside a's 50 us slack window on the same CPU, so it
+    expires with a's instead of at its own hard expiry; c's (60 us after a's) keeps its own."""
+    wl = {"global": {"duration": 1},
+          "tasks": {n: {"cpus": [0], "sleep": s, "run": 10} for n, s in
+                    (("a", 5000), ("b", 5020), ("c", 5060))}}
+    text = schedlab.simulate(wl, "eevdf", 1, trace=True, set={"timer_slack_ns": 50_000}).ftrace_text()
+    waking = {}
+    for line in text.splitlines():
+        if "sched_waking:" in line:
+            comm = line.split("comm=")[1].split()[0]
+            if float(line.split(": sched_waking")[0].split()[-1]) > 0:
+                waking.setdefault(comm, float(line.split(": sched_waking")[0].split()[-1]))
+    # The three go to sleep at 20 us (their start's wakeup costs), so a's window is 5020..5070.
+    got = {k: round(v * 1e6) for k, v in waking.items()}
+    assert got == {"a": 5070, "b": 5070, "c": 5130}, got

@@ -110,7 +110,8 @@ def _procs(pattern):
 def _state():
     """What a run could leave behind: tracefs instances, cgroups, mounts, worker processes (the
     calibration run included), guards, temporary directories."""
-    cg = "/sys/fs/cgroup/cpu"
+    # cgroup v1's cpu hierarchy, else the cgroup2 root (where the runner's groups sit there).
+    cg = "/sys/fs/cgroup/cpu" if os.path.isdir("/sys/fs/cgroup/cpu") else "/sys/fs/cgroup"
     with open("/proc/mounts") as f:
         mounts = sorted(line.split()[1] for line in f)
 

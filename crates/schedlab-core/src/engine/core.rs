@@ -697,12 +697,19 @@ impl Simulator {
     }
 
     /// The current task `t` sleeps until `until`.
+    /// Its timer fires at the end of the slack window, or earlier with
+    /// another timer on its CPU (hrtimer.rs).
     pub(crate) fn sleep_until(&mut self, t: TaskId, until: Ns) {
-        let until = until.saturating_add(self.costs.slack_for(self.m.tasks[t].policy));
+        let slack = self.costs.slack_for(self.m.tasks[t].policy);
         self.block(t);
         let gen = self.m.tasks[t].sleep_gen;
-        self.events
-            .push(until, crate::event::EventKind::Wake { task: t, gen });
+        if slack > 0 {
+            self.slack_timers.arm(self.m.tasks[t].cpu, until, t, gen);
+        }
+        self.events.push(
+            until.saturating_add(slack),
+            crate::event::EventKind::Wake { task: t, gen },
+        );
     }
 
     /// The load weight of a thread of process `p` with `policy` and `nice`:

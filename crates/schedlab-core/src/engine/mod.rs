@@ -15,6 +15,7 @@ mod custom;
 pub mod exec;
 pub mod governor;
 pub mod hotplug;
+mod hrtimer;
 pub mod latency;
 pub mod nohz;
 mod noise;
@@ -105,6 +106,8 @@ pub struct Simulator {
     cs_cost: Ns,
     mig_cost: Ns,
     costs: latency::WakeCosts,
+    /// Sleep timers with slack, per CPU (hrtimer.rs).
+    slack_timers: hrtimer::SlackTimers,
     tick_mode: nohz::TickMode,
     /// `smt_speed_pct`: a thread's speed while its sibling runs a task.
     smt_pct: u64,
@@ -257,6 +260,7 @@ impl Simulator {
             cs_cost: tunables.get("context_switch_ns").unwrap_or(0) as Ns,
             mig_cost: tunables.get("migration_ns").unwrap_or(0) as Ns,
             costs: latency::WakeCosts::from_tunables(&tunables),
+            slack_timers: hrtimer::SlackTimers::new(cfg.cpus),
             tick_mode: nohz::TickMode::from_tunable(tunables.get("nohz")),
             smt_pct: tunables.get("smt_speed_pct").unwrap_or(100).clamp(1, 100) as u64,
             tick_parked: false,
@@ -553,7 +557,10 @@ impl Simulator {
 
     fn handle(&mut self, ev: EventKind) -> Result<(), SimError> {
         match ev {
-            EventKind::Tick(cpu) => self.tick(cpu),
+            EventKind::Tick(cpu) => {
+                self.tick(cpu);
+                self.expire_slack_timers(cpu);
+            }
             EventKind::SegmentEnd { cpu } => {
                 if let Some(t) = self.m.rqs[cpu].curr {
                     self.settle(cpu);
@@ -562,9 +569,13 @@ impl Simulator {
                 }
             }
             EventKind::Wake { task, gen } => {
-                if self.m.tasks[task].sleep_gen == gen {
-                    let cpu = self.m.tasks[task].cpu;
+                let t = &self.m.tasks[task];
+                // A timer that already expired with another (hrtimer.rs) is
+                // off its queue: it fires nothing at its hard expiry.
+                if t.sleep_gen == gen && t.state == crate::task::TaskState::Sleeping {
+                    let cpu = t.cpu;
                     self.try_to_wake_up(task, crate::class::Waker { cpu, task: None });
+                    self.expire_slack_timers(cpu);
                 }
             }
             EventKind::ServerTimer { cpu } => self.server_timer(cpu),
@@ -579,6 +590,18 @@ impl Simulator {
             EventKind::End => self.finished_at = Some(self.m.now),
         }
         Ok(())
+    }
+
+    /// The hrtimer interrupt ran on `cpu` (a tick or a sleep timer's hard
+    /// expiry): every sleep timer queued there whose soft expiry has passed
+    /// expires too (hrtimer.rs).
+    fn expire_slack_timers(&mut self, cpu: usize) {
+        for (task, gen) in self.slack_timers.due(cpu, self.m.now) {
+            let t = &self.m.tasks[task];
+            if t.sleep_gen == gen && t.state == crate::task::TaskState::Sleeping {
+                self.try_to_wake_up(task, crate::class::Waker { cpu, task: None });
+            }
+        }
     }
 
     fn tick(&mut self, cpu: usize) {
