@@ -4,7 +4,7 @@
 # carried; nothing here compiles). Writes into OUTDIR (default: $OUT, else ./out/ref16):
 #   log.txt          every step's output (tables, warnings, timings)
 #   facts.json       uname, topology, the host runner's facts
-#   refs.json        `schedlab fidelity` of issue 13's two 16-CPU workloads (examples/fidelity/), 2 host runs
+#   refs.json        `schedlab fidelity` of issue 13's two 16-CPU workloads (examples/fidelity/), 3 host runs
 #   suite.json       `schedlab fidelity` of the fixed suite sized for this machine
 #   host-sleepers.json, trace.txt.xz   one traced host run of the 32 sleepers (missing-record analysis)
 #   profile.json     `schedlab calibrate` of this machine
@@ -40,7 +40,7 @@ if uname -r | grep -q '^4\.4\.0'; then
     echo "gVisor (kernel $(uname -r)): no real scheduler to measure; host steps skipped" >>"$LOG"
 else
     step refs 200 "${SL[@]}" fidelity --workload examples/fidelity/hogs-nice20.json \
-        --workload examples/fidelity/sleepers32.json --host-runs 2 --json "$OUTDIR/refs.json"
+        --workload examples/fidelity/sleepers32.json --host-runs 3 --json "$OUTDIR/refs.json"
     step suite 120 "${SL[@]}" fidelity --seconds 3 --json "$OUTDIR/suite.json"
     step traced 60 "${SL[@]}" host run examples/fidelity/sleepers32.json --trace "$OUTDIR/trace.txt" \
         --json "$OUTDIR/host-sleepers.json"
@@ -50,7 +50,7 @@ fi
 step bench 60 "$PY" -m schedlab.bench --repeat 5
 step bench-suite 60 "$PY" -m schedlab.bench --suite --repeat 3
 if ! uname -r | grep -q '^4\.4\.0'; then
-    step host-tests 150 "$PY" -m pytest -q -x -p no:cacheprovider tests/test_host.py tests/test_reconcile.py
+    step host-tests 200 "$PY" -m pytest -q -p no:cacheprovider tests/test_host.py tests/test_reconcile.py
 fi
 if [ -s "$OUTDIR/profile.json" ]; then
     step refs-profile 120 "${SL[@]}" fidelity --workload examples/fidelity/hogs-nice20.json \
