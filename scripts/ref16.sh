@@ -10,7 +10,7 @@
 #   profile.json     `schedlab calibrate` of this machine
 #   refs-profile.json the two workloads again, simulated with that profile (1 host run)
 # Steps are independent (each under `timeout`), so one that fails leaves the others' results.
-# Usage: bash scripts/ref16.sh [OUTDIR]   (root; PYTHON defaults to python3)
+# Usage: bash scripts/ref16.sh [OUTDIR]   (root; PYTHON defaults to python3; NO_BENCH=1 skips benchmarks)
 set -u
 cd "$(dirname "$0")/.."
 OUTDIR=${1:-${OUT:-out/ref16}}
@@ -47,8 +47,10 @@ else
     step compress 30 bash -c "xz -T0 -3 $OUTDIR/trace.txt || gzip -3 $OUTDIR/trace.txt"
     step calibrate 60 "${SL[@]}" calibrate --seconds 2 --out "$OUTDIR/profile.json"
 fi
-step bench 60 "$PY" -m schedlab.bench --repeat 5
-step bench-suite 60 "$PY" -m schedlab.bench --suite --repeat 3
+if [ -z "${NO_BENCH:-}" ]; then  # NO_BENCH=1 skips the speed benchmarks
+    step bench 60 "$PY" -m schedlab.bench --repeat 5
+    step bench-suite 60 "$PY" -m schedlab.bench --suite --repeat 3
+fi
 if ! uname -r | grep -q '^4\.4\.0'; then
     step host-tests 200 "$PY" -m pytest -q -p no:cacheprovider tests/test_host.py tests/test_reconcile.py
 fi
