@@ -180,3 +180,24 @@ def test_sleep_timers_on_one_cpu_expire_together_within_the_slack():
     # The three go to sleep at 20 us (their start's wakeup costs), so a's window is 5020..5070.
     got = {k: round(v * 1e6) for k, v in waking.items()}
     assert got == {"a": 5070, "b": 5070, "c": 5130}, got
+
+
+def test_timer_jitter_spreads_sleep_cycles_reproducibly():
+    """timer_jitter_ns (engine/latency.rs): each sleep timer fires a seeded uniform 0..J late, so
+    a sleeper's cycles spread over [c, c + J] instead of all lasting c; same seed, same cycles;
+    the default 0 keeps every cycle alike."""
+    wl = {"global": {"duration": 1}, "tasks": {"s": {"loop": -1, "run": 100, "sleep": 2000}}}
+
+    def cycles(**kw):
+        text = schedlab.simulate(wl, "eevdf", 1, trace=True, **kw).ftrace_text()
+        ts = [float(x.split(": sched_waking")[0].split()[-1]) for x in text.splitlines()
+              if "sched_waking: comm=s " in x]
+        return [round((b - a) * 1e9) for a, b in zip(ts[1:], ts[2:])]
+
+    base = cycles()
+    assert len(set(base)) == 1
+    jit = cycles(set={"timer_jitter_ns": 20_000}, seed=3)
+    assert jit == cycles(set={"timer_jitter_ns": 20_000}, seed=3)
+    # Consecutive timers each add 0..J: a cycle is c + (j_next - j_prev), within c ± J.
+    # (The ftrace text has microseconds: up to 41 distinct cycle lengths.)
+    assert all(abs(c - base[0]) <= 20_000 for c in jit) and len(set(jit)) > 15

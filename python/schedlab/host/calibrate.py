@@ -17,7 +17,8 @@ busy_rt p50; ``timer_slack_ns`` = idle_other p50 − idle_rt p50, the *effective
 /proc/self/timerslack_ns, is recorded beside it: the timer fires earlier when another timer on that
 CPU expires inside the window, and on a VM a descheduled vCPU can stretch it past the setting);
 ``ipi_ns`` = remote wakeup p50 −
-idle_rt p50 (an upper bound: it includes a write and a read); HZ from the kernel. Not measured: the
+idle_rt p50 (an upper bound: it includes a write and a read); ``timer_jitter_ns`` = 2.5 × (idle_other
+p90 − p50), the width of a uniform delay with that spread; HZ from the kernel. Not measured: the
 SMT factor (this needs SMT siblings).
 """
 
@@ -40,7 +41,7 @@ def _sleeper(policy: Dict[str, Any], cpu: int, seconds: int, hog: bool) -> dict:
     return {"global": {"duration": seconds}, "tasks": tasks}
 
 
-def _lateness_p50(workload: dict, tmp: str, name: str) -> int:
+def _lateness(workload: dict, tmp: str, name: str) -> Dict[str, int]:
     from . import run
 
     path = os.path.join(tmp, f"{name}.json")
@@ -50,7 +51,7 @@ def _lateness_p50(workload: dict, tmp: str, name: str) -> int:
     late = info["threads"]["s"]["sleep_lateness_ns"]
     if not late["count"]:
         raise HostError(f"calibrate: {name}: the sleeper never slept")
-    return int(late["p50"])
+    return {"p50": int(late["p50"]), "p90": int(late["p90"])}
 
 
 def calibrate(seconds: int = 3, log: Callable[[str], None] = lambda s: None) -> Dict[str, Any]:
@@ -67,7 +68,9 @@ def calibrate(seconds: int = 3, log: Callable[[str], None] = lambda s: None) -> 
     with tempfile.TemporaryDirectory(prefix="schedlab-calibrate-") as tmp:
         for name, pol, hog in (("idle_rt", fifo, False), ("busy_rt", fifo, True), ("idle_other", {}, False)):
             log(f"calibrate: {name} ({seconds:g} s on CPU {cpu})")
-            m[f"{name}_lateness_p50_ns"] = _lateness_p50(_sleeper(pol, cpu, seconds, hog), tmp, name)
+            late = _lateness(_sleeper(pol, cpu, seconds, hog), tmp, name)
+            m[f"{name}_lateness_p50_ns"] = late["p50"]
+            m[f"{name}_lateness_p90_ns"] = late["p90"]
     log("calibrate: pingpong")
     out = subprocess.run([worker_path(), "pingpong", str(cpu), "20000"], capture_output=True,
                          text=True, timeout=120)
@@ -97,6 +100,10 @@ def calibrate(seconds: int = 3, log: Callable[[str], None] = lambda s: None) -> 
         "wakeup_ns": max(0, m["busy_rt_lateness_p50_ns"] - cs),
         "idle_exit_ns": max(0, m["idle_rt_lateness_p50_ns"] - m["busy_rt_lateness_p50_ns"]),
         "timer_slack_ns": max(0, m["idle_other_lateness_p50_ns"] - m["idle_rt_lateness_p50_ns"]),
+        # A uniform 0..J delay has p90 - p50 = 0.4 J: the spread of the sleeper's lateness, as the
+        # width of the simulator's per-timer jitter (its run's spread from interrupts not included).
+        "timer_jitter_ns": max(0, round(2.5 * (m["idle_other_lateness_p90_ns"]
+                                               - m["idle_other_lateness_p50_ns"]))),
     }
     if "remote_wake_p50_ns" in m:
         # A remote wakeup onto an idle CPU against a local one (the idle FIFO sleeper): the

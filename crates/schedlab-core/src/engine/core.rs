@@ -706,8 +706,12 @@ impl Simulator {
         if slack > 0 {
             self.slack_timers.arm(self.m.tasks[t].cpu, until, t, gen);
         }
+        let jitter = match self.costs.timer_jitter {
+            0 => 0,
+            j => self.m.rng.below(j + 1),
+        };
         self.events.push(
-            until.saturating_add(slack),
+            until.saturating_add(slack).saturating_add(jitter),
             crate::event::EventKind::Wake { task: t, gen },
         );
     }

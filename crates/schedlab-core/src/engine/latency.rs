@@ -8,6 +8,11 @@
 //!   sleeping SCHED_OTHER/BATCH/IDLE task's timer fires that much after the
 //!   requested time (on a quiet CPU the hrtimer is programmed for the end of
 //!   the slack window).
+//! * Timer jitter (`timer_jitter_ns`, default 0): each sleep timer fires a
+//!   uniform random 0..J late (the run's seeded RNG). Not a kernel rule but
+//!   the machine's spread: without it every sleep cycle of a kind lasts
+//!   exactly as long, and short sleepers sharing CPUs stay phase-locked
+//!   apart forever (docs/model.md, "Wakeup costs").
 //! * Wakeup cost (`wakeup_ns`): IRQ entry, `try_to_wake_up` and `__schedule`
 //!   up to the switch, for a wakeup whose target reschedules.
 //! * Idle exit (`idle_exit_ns`): the target CPU was idle (halted vCPU or a
@@ -42,7 +47,13 @@ use crate::workload::Policy;
 pub const PREEMPT_MODELS: [&str; 4] = ["none", "voluntary", "full", "lazy"];
 
 /// The tunables `SimConfig::zero_costs` sets to 0.
-pub const COST_TUNABLES: [&str; 4] = ["timer_slack_ns", "wakeup_ns", "idle_exit_ns", "ipi_ns"];
+pub const COST_TUNABLES: [&str; 5] = [
+    "timer_slack_ns",
+    "timer_jitter_ns",
+    "wakeup_ns",
+    "idle_exit_ns",
+    "ipi_ns",
+];
 
 /// The wakeup path's tunables (engine tunables, every scheduler).
 pub const LATENCY_TUNABLES: &[Tunable] = &[
@@ -79,6 +90,14 @@ pub const LATENCY_TUNABLES: &[Tunable] = &[
         doc: "extra latency of a remote wakeup or preemption (resched / wake-list IPI); shootout.md 5.1 row 4 (VM exits add >= 5 us)",
     },
     Tunable {
+        name: "timer_jitter_ns",
+        default: 0,
+        min: 0,
+        max: 10_000_000,
+        unit: "ns",
+        doc: "each sleep timer fires a uniform random 0..this late (seeded): the spread a real machine adds to every sleep cycle (IRQ delivery, idle exit, interrupted work); schedlab calibrate sets it from a timer sleeper's lateness spread; 0 = every cycle alike",
+    },
+    Tunable {
         name: "preempt_model",
         default: 0,
         min: 0,
@@ -92,6 +111,8 @@ pub const LATENCY_TUNABLES: &[Tunable] = &[
 #[derive(Debug, Clone, Copy, Default)]
 pub struct WakeCosts {
     timer_slack: Ns,
+    /// Width of the uniform random delay of each sleep timer.
+    pub timer_jitter: Ns,
     wakeup: Ns,
     idle_exit: Ns,
     ipi: Ns,
@@ -104,6 +125,7 @@ impl WakeCosts {
         let get = |n: &str| t.get(n).unwrap_or(0).max(0) as Ns;
         WakeCosts {
             timer_slack: get("timer_slack_ns"),
+            timer_jitter: get("timer_jitter_ns"),
             wakeup: get("wakeup_ns"),
             idle_exit: get("idle_exit_ns"),
             ipi: get("ipi_ns"),
