@@ -213,9 +213,15 @@ impl Balancer {
     }
 
     /// `(span, groups, imbalance_pct)` of `cpu`'s domain at `level`.
-    pub fn domain_shape(&self, cpu: CpuId, level: usize) -> (CpuSet, &[CpuSet], u64) {
+    /// The span, the groups in the kernel's order for `cpu` (local_first)
+    /// and the imbalance_pct of `cpu`'s domain at `level`.
+    pub fn domain_shape(&self, cpu: CpuId, level: usize) -> (CpuSet, Vec<CpuSet>, u64) {
         let d = &self.doms[cpu][level];
-        (d.span, &d.groups, d.pct)
+        (
+            d.span,
+            local_first(&d.groups, cpu).copied().collect(),
+            d.pct,
+        )
     }
 
     /// The highest domain level of `cpu` spanning fewer than `weight` CPUs
@@ -226,7 +232,9 @@ impl Balancer {
 
     /// Groups of `cpu`'s domain at `level`.
     pub fn groups_of(&self, cpu: CpuId, level: usize) -> Vec<CpuSet> {
-        self.doms[cpu][level].groups.to_vec()
+        local_first(&self.doms[cpu][level].groups, cpu)
+            .copied()
+            .collect()
     }
 
     /// imbalance_pct of the smallest domain of `this` that spans `prev`.
@@ -282,6 +290,19 @@ struct Env {
     new_dst: Option<CpuId>,
     /// Tasks already chosen (detached) in this balance pass.
     detached: Vec<TaskId>,
+}
+
+/// A domain's groups in the order the kernel links them for `cpu`
+/// (topology.c `build_sched_groups`: `for_each_cpu_wrap(i, span, cpu)`, so
+/// `sd->groups` is the local group and the list continues after it,
+/// wrapping). The walks over groups (`update_sd_lb_stats`,
+/// `sched_balance_find_dst_group`) keep the first of equal candidates, so
+/// the order decides ties: a fork on CPU 4 of an idle machine goes to CPU 5,
+/// not CPU 0. The groups are stored once per span in CPU order (shared by
+/// all its CPUs) and rotated here.
+fn local_first(groups: &[CpuSet], cpu: CpuId) -> impl Iterator<Item = &CpuSet> {
+    let k = groups.iter().position(|g| g.contains(cpu)).unwrap_or(0);
+    groups[k..].iter().chain(groups[..k].iter())
 }
 
 impl Fair {
@@ -378,9 +399,7 @@ impl Fair {
     /// `sched_balance_find_src_group` + `calculate_imbalance`.
     fn find_busiest_group(&mut self, m: &Machine, env: &mut Env) -> Option<GroupStats> {
         let dom = self.lb.doms[env.dst][env.level].clone();
-        let stats: Vec<GroupStats> = dom
-            .groups
-            .iter()
+        let stats: Vec<GroupStats> = local_first(&dom.groups, env.dst)
             .map(|g| self.group_stats(m, g.and(&env.cpus), dom.pct))
             .collect();
         if env.idle != IdleType::NewlyIdle {
