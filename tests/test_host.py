@@ -521,6 +521,16 @@ def test_calibrate_writes_a_profile_that_run_and_compare_use(tmp_path):
     assert meas["timer_slack_setting_ns"] == int(open("/proc/self/timerslack_ns").read())
     assert 0 <= tun["timer_slack_ns"] < 5_000_000
     assert "ipi_ns" in tun and "smt_factor" in p["not_measured"]
+    # The timer jitter is the width of a uniform delay with the sleeper's lateness spread; the OS
+    # noise comes from a lone hog's interruptions (or is listed as not measured, none seen).
+    assert tun["timer_jitter_ns"] == max(0, round(2.5 * (meas["idle_other_lateness_p90_ns"]
+                                                        - meas["idle_other_lateness_p50_ns"])))
+    if meas["noise_hog_nivcsw"]:
+        n = meas["noise_hog_nivcsw"]
+        assert tun["noise_runtime_us"] == min(100_000, max(1, round((1e6 - meas["noise_hog_cpu_us"]) / n)))
+        assert tun["noise_interval_us"] >= 1
+    else:
+        assert "noise_interval_us" in p["not_measured"]
     wl = tmp_path / "w.json"
     wl.write_text(json.dumps({"global": {"duration": 1}, "tasks": {"hog": {"cpus": [0], "run": 100000}}}))
     out = tmp_path / "m.json"

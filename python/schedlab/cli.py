@@ -441,7 +441,7 @@ def _cmd_calibrate(a: argparse.Namespace) -> int:
         return 2
     _write_json(a.out, prof)
     for k, v in prof["tunables"].items():
-        print(f"{k:<20} {v:>10} ns")
+        print(f"{k:<20} {v:>10} {k.rsplit('_', 1)[-1]}")  # the unit its name ends with (ns, us)
     for k, why in prof["not_measured"].items():
         print(f"{k:<20} not measured: {why}")
     print(f"profile: {a.out} (use with: schedlab run --machine {a.out} ...)")

@@ -10,6 +10,7 @@ thread times how late it runs after each of its sleeps (``sleep_lateness_ns``), 
 * ``idle_other``: a SCHED_OTHER sleeper alone: ``idle_rt`` plus the timer slack.
 * ``pingpong``: two switches and two socket write/read pairs per round trip.
 * ``wakeup``: a write on the first CPU waking a reader blocked on the measuring CPU, idle.
+* ``noise``: a hog alone on the measuring CPU: how often other tasks interrupt it, and for how long.
 
 Tunables: ``context_switch_ns`` = round trip / 2 (an upper bound: it includes the socket calls);
 ``wakeup_ns`` = busy_rt p50 − context_switch_ns (at least 0); ``idle_exit_ns`` = idle_rt p50 −
@@ -18,8 +19,10 @@ busy_rt p50; ``timer_slack_ns`` = idle_other p50 − idle_rt p50, the *effective
 CPU expires inside the window, and on a VM a descheduled vCPU can stretch it past the setting);
 ``ipi_ns`` = remote wakeup p50 −
 idle_rt p50 (an upper bound: it includes a write and a read); ``timer_jitter_ns`` = 2.5 × (idle_other
-p90 − p50), the width of a uniform delay with that spread; HZ from the kernel. Not measured: the
-SMT factor (this needs SMT siblings).
+p90 − p50), the width of a uniform delay with that spread; ``noise_interval_us`` and
+``noise_runtime_us`` from a hog alone on the measuring CPU (``noise``): its involuntary switches per
+second and the CPU time it lost per switch, as the simulator's per-CPU noise thread; HZ from the
+kernel. Not measured: the SMT factor (this needs SMT siblings).
 """
 
 from __future__ import annotations
@@ -54,6 +57,19 @@ def _lateness(workload: dict, tmp: str, name: str) -> Dict[str, int]:
     return {"p50": int(late["p50"]), "p90": int(late["p90"])}
 
 
+def _noise(cpu: int, seconds: int, tmp: str) -> Dict[str, float]:
+    """A hog alone on `cpu` for `seconds`: how often other tasks (kernel threads, daemons) took the
+    CPU from it and for how long, from its /proc counters (involuntary switches, CPU time)."""
+    from . import run
+
+    path = os.path.join(tmp, "noise.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"global": {"duration": seconds}, "tasks": {"hog": {"cpus": [cpu], "run": 100_000_000}}}, f)
+    res, _ = run(path)
+    hog = next(t for t in res.metrics["tasks"] if t["name"] == "hog")
+    return {"nivcsw": float(hog["nivcsw"]), "cpu_us": float(hog["cpu_time_us"])}
+
+
 def calibrate(seconds: int = 3, log: Callable[[str], None] = lambda s: None) -> Dict[str, Any]:
     """Measure; returns the profile (not yet written)."""
     from . import facts, worker_path
@@ -71,6 +87,10 @@ def calibrate(seconds: int = 3, log: Callable[[str], None] = lambda s: None) -> 
             late = _lateness(_sleeper(pol, cpu, seconds, hog), tmp, name)
             m[f"{name}_lateness_p50_ns"] = late["p50"]
             m[f"{name}_lateness_p90_ns"] = late["p90"]
+        log(f"calibrate: noise ({seconds:g} s, a hog alone on CPU {cpu})")
+        noise = _noise(cpu, seconds, tmp)
+        m["noise_hog_nivcsw"] = int(noise["nivcsw"])
+        m["noise_hog_cpu_us"] = round(noise["cpu_us"])
     log("calibrate: pingpong")
     out = subprocess.run([worker_path(), "pingpong", str(cpu), "20000"], capture_output=True,
                          text=True, timeout=120)
@@ -105,6 +125,15 @@ def calibrate(seconds: int = 3, log: Callable[[str], None] = lambda s: None) -> 
         "timer_jitter_ns": max(0, round(2.5 * (m["idle_other_lateness_p90_ns"]
                                                - m["idle_other_lateness_p50_ns"]))),
     }
+    if m["noise_hog_nivcsw"] > 0:
+        # Each interruption: a noise thread's wakeup (the simulator's per-CPU daemon, engine/noise.rs)
+        # taking what the hog lost, on average; its gap is the rest of the cycle.
+        n, wall_us = m["noise_hog_nivcsw"], seconds * 1_000_000
+        runtime = min(100_000, max(1, round((wall_us - m["noise_hog_cpu_us"]) / n)))
+        tun["noise_runtime_us"] = runtime
+        tun["noise_interval_us"] = min(10_000_000, max(1, round(wall_us / n) - runtime))
+    else:
+        not_measured["noise_interval_us"] = f"a hog alone on CPU {cpu} was never interrupted in {seconds} s"
     if "remote_wake_p50_ns" in m:
         # A remote wakeup onto an idle CPU against a local one (the idle FIFO sleeper): the
         # difference is the IPI, plus a write and a read (an upper bound).
