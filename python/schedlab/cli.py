@@ -276,7 +276,7 @@ def _cmd_host(a: argparse.Namespace) -> int:
     g = info.get
     print(f"kernel {g('kernel')} (HZ {g('hz')}, {g('preempt')}, lockdown {g('lockdown')}, base slice "
           f"{g('base_slice_ns')} ns, knob {g('base_slice_knob')}); {g('backend')}: "
-          f"{g('dropped_events')} dropped events, {len(info['repairs'])} trace repair(s); other load "
+          f"{g('dropped_events')} dropped events, {info['repair_count']} trace repair(s); other load "
           f"{info['other_load']['cpu_ms']} ms CPU",
           file=sys.stderr)
     for name, c in info["crosscheck"].items():
@@ -309,7 +309,7 @@ def _cmd_vm(a: argparse.Namespace) -> int:
         return 2
     print(task_table(res))
     print(f"guest {info['kernel']} (HZ {info['hz']}, qemu TCG -icount {info['icount']}) under "
-          f"{info['guest_scheduler']}: {info['dropped_events']} dropped events, {len(info['repairs'])} trace "
+          f"{info['guest_scheduler']}: {info['dropped_events']} dropped events, {info['repair_count']} trace "
           f"repair(s); other load {info['other_load']['cpu_ms']} ms CPU", file=sys.stderr)
     if a.json:
         _write_json(a.json, res.metrics)

@@ -363,7 +363,8 @@ def _measure(out: str, plans: Dict[str, dict], dur: int, hz: int, kdir: str, nam
                             "cpu_ms": _cpu_ms(_read(os.path.join(out, "stat0")),
                                               _read(os.path.join(out, "stat1"))),
                             "cpus": list(range(cpus)), "guest_scheduler": name, "icount": ICOUNT,
-                            "repairs": imp.repairs, "notes": [], "partial": partial}
+                            "repair_count": len(imp.repairs), "repairs": imp.repairs[:100], "notes": [],
+                            "partial": partial}
     res = _results(imp.result, outs, info)
     m = dict(res.metrics)
     m["scheduler"] = f"vm {kver} {name}"

@@ -387,8 +387,14 @@ def _run_locked(plan: Plan, dur: int, worker: str, backend: str, isolate: bool, 
             print(f"schedlab: cleanup: could not undo {p}", file=sys.stderr)
     if problems:
         raise HostError("cleanup incomplete: " + "; ".join(problems))
-    info["repairs"] = imp.repairs
+    # All of them can be tens of thousands (docs/model.md, "Missing records"): the count, the first
+    # REPAIRS_KEPT, and the metrics' warnings summarize the rest by kind.
+    info["repair_count"] = len(imp.repairs)
+    info["repairs"] = imp.repairs[:REPAIRS_KEPT]
     return _results(imp.result, outs, info), info
+
+
+REPAIRS_KEPT = 100
 
 
 def facts() -> Dict[str, Any]:
