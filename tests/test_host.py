@@ -320,6 +320,10 @@ def test_fidelity_pairs_many_instances_by_rank_and_takes_the_host_topology(tmp_p
     assert r.returncode == 2 and "tasks.x.run" in r.stderr and "fidelity:" not in r.stderr
     r = run("fidelity", "--workload", str(bad) + ".nope")
     assert r.returncode == 2 and "no such workload file" in r.stderr
+    endless = tmp_path / "endless.json"
+    endless.write_text('{"tasks": {"x": {"run": 100}}}')
+    r = run("fidelity", "--workload", str(endless))
+    assert r.returncode == 2 and "global.duration: expected a duration" in r.stderr
 
 
 def test_fidelity_judges_medians_of_several_host_runs():

@@ -20,6 +20,10 @@ fidelity section). ``--host-runs K`` runs each workload K times on the host, eac
 that run's tick phase, and judges the median of the simulated figures against the median of the
 host's; the host's range is kept beside each figure (``host_min``, ``host_max``), and the table
 counts the figures whose host range alone is wider than their tolerance.
+
+``--workload FILE`` (repeatable) judges the user's own workload files the same way, each for its
+own ``global.duration``, instead of the fixed suite; the simulator gets the host's SMT width and LLC
+size where its uniform topology can hold them (``sim_topology``).
 """
 
 from __future__ import annotations
@@ -216,11 +220,14 @@ def workload_files(paths: List[str]) -> Dict[str, Tuple[str, Callable[[int, int]
     """A suite of the user's workload files, each checked now (so a bad one fails before any host
     run), named by its file name without ``.json`` (a repeated name gets ``-2``, ``-3``...) and run
     for its own duration."""
+    from . import _native
     from .api import check
 
     suite: Dict[str, Tuple[str, Callable[[int, int], dict]]] = {}
     for path in paths:
-        check(path)
+        if not check(path).get("duration"):
+            raise _native.ConfigError(f"{path}: global.duration: expected a duration (the host run and "
+                                      "the simulation both run for it)")
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
         base = re.sub(r"\.json$", "", os.path.basename(path)) or "workload"
