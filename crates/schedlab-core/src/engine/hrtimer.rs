@@ -7,12 +7,14 @@
 //! So a sleeping task wakes at the end of its slack window only if nothing
 //! else fires on its timer's CPU inside the window; when the tick (itself an
 //! hrtimer, `tick_sched_timer`) or another task's timer fires there first,
-//! it wakes then. Sleepers that share a CPU drift into waking together, and
-//! the one that finds the CPU busy waits or is placed elsewhere: on the
-//! 16-CPU host, 32 sleepers (200 µs run, 2 ms sleep) beside 8 hogs were
-//! preempted ~150 times and migrated ~40 times each in 5 s, where the
-//! simulator, waking each at its own hard expiry, kept them phase-locked
-//! apart (0 and 0).
+//! it wakes then: sleepers sharing a CPU are pulled towards waking
+//! together. Modelled because the kernel does it; the measured effect is
+//! small (docs/model.md, "Wakeup costs"): on the 16-CPU host 32 sleepers
+//! (200 µs run, 2 ms sleep) beside 8 hogs were preempted ~100 times and
+//! migrated ~40 times each in 5 s, and with coalescing alone the simulated
+//! ones still stayed phase-locked apart (37 migrations in all, 0
+//! preemptions); the machine's own spread (`timer_jitter_ns`) is what
+//! breaks that.
 //!
 //! The timer stays on the CPU the task slept on: `hrtimer_start` runs on
 //! that CPU while the task is still current, and `get_nohz_timer_target`
