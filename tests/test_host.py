@@ -670,3 +670,29 @@ def test_rt_tasks_stay_in_the_root_cgroup_on_cgroup2_with_rt_group_sched(tmp_pat
     with pytest.raises(HostError, match="task 'b' is in task group '/g' and shares process 'p'"):
         setup({"a": {"policy": "SCHED_FIFO", "process": "p", "run": 100},
                "b": {"process": "p", "taskgroup": "/g", "run": 100}})
+
+
+def test_fidelity_table_folds_many_instances_into_one_row():
+    """A task object of more than MATCH_MAX instances is one table row of medians and
+    within-counts (the JSON keeps every instance); the totals still count each instance; Jain's
+    index shows three decimals (its tolerance is 1 %)."""
+    from schedlab.fidelity import MATCH_MAX, compare_run, table
+
+    def task(name, cpu):
+        return {"name": name, "cpu_time_us": cpu, "nivcsw": 10, "wakeups": 0,
+                "wakeup_latency_p50_us": None, "wakeup_latency_p90_us": None,
+                "wakeup_latency_p99_us": None}
+
+    n = MATCH_MAX + 2
+    sim = {"tasks": [task("a", 1000)] + [task(f"s-{i}", 1000) for i in range(n)], "migrations": 0,
+           "cpus": 16, "jain_fairness": 0.9181}
+    host = {"tasks": [task("a", 1000)] + [task(f"s-{i}", 1000 if i % 2 else 2000) for i in range(n)],
+            "migrations": 0, "cpus": 16, "jain_fairness": 0.9262}
+    w = {"about": "x", "scheduler": "eevdf", "tick_phase_ns": 0, **compare_run(sim, host)}
+    t = table({"cpus": 16, "seconds": 1, "machine": None, "host_runs": 1, "workloads": {"w": w}})
+    rows = [line for line in t.splitlines() if line.startswith(("a ", "s-"))]
+    assert len(rows) == 2 and rows[1].startswith(f"s-* ({n})"), t
+    assert f" {n // 2}/{n}" in rows[1] and f" {n}/{n}" in rows[1]   # CPU time half within; ivcsw all
+    assert "jain_fairness: 0.918/0.926 ok" in t
+    # a: 2 judged figures within; s-*: n/2 + n within, n/2 outside; migrations within, Jain within.
+    assert t.splitlines()[-1] == f"{2 + n // 2 + n + 2} within tolerance, {n // 2} outside it"

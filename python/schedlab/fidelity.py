@@ -23,7 +23,8 @@ counts the figures whose host range alone is wider than their tolerance.
 
 ``--workload FILE`` (repeatable) judges the user's own workload files the same way, each for its
 own ``global.duration``, instead of the fixed suite; the simulator gets the host's SMT width and LLC
-size where its uniform topology can hold them (``sim_topology``).
+size where its uniform topology can hold them (``sim_topology``). In the table a task object of more
+than MATCH_MAX instances is one row of medians with how many instances are within tolerance.
 """
 
 from __future__ import annotations
@@ -282,11 +283,18 @@ def fidelity(seconds: int = 3, machine: Optional[str] = None, only: Optional[Lis
 
 
 def table(f: Dict[str, Any]) -> str:
-    def cell(j: Dict[str, Any]) -> str:
+    def cell(j: Dict[str, Any], num: Callable[[Optional[float]], str] = _num) -> str:
         if j["host"] is None:
-            return f"{_num(j['sim'])}/-".rjust(16) + " n/a "
+            return f"{num(j['sim'])}/-".rjust(16) + " n/a "
         mark = {True: " ok  ", False: " MISS", None: " n/a "}[j["ok"]]
-        return f"{_num(j['sim'])}/{_num(j['host'])}".rjust(16) + mark
+        return f"{num(j['sim'])}/{num(j['host'])}".rjust(16) + mark
+
+    def group_cell(js: List[Dict[str, Any]]) -> str:
+        """Medians of a task object's instances and how many of the judged are within."""
+        judged = [j for j in js if j["ok"] is not None]
+        sim, host = _median([j["sim"] for j in js]), _median([j["host"] for j in js])
+        mark = f" {sum(j['ok'] for j in judged)}/{len(judged)}".ljust(5) if judged else " n/a "
+        return f"{_num(sim)}/{_num(host) if host is not None else '-'}".rjust(16) + mark
 
     per = f"{f['seconds']} s per workload" if f["seconds"] else "each workload for its own duration"
     topo = f.get("topology") or {}
@@ -306,21 +314,24 @@ def table(f: Dict[str, Any]) -> str:
             where = f", {len(w['tick_phases_ns'])} host runs, medians judged, ticks as in each run"
         lines += ["", f"{name}: {w['about']} ({w['scheduler']}{where})",
                   "task".ljust(12) + "".join(h.rjust(21) for h in heads)]
-        for r in w["tasks"]:
+        for label, rows in _row_groups(w["tasks"]):
             cells = []
             for k in TOL:
-                j = dict(r[k])
-                if k == "cpu_time_us":
-                    j = {**j, "sim": j["sim"] / 1000 if j["sim"] is not None else None,
-                         "host": j["host"] / 1000 if j["host"] is not None else None}
-                cells.append(cell(j))
-                ok += j["ok"] is True
-                miss += j["ok"] is False
-                wide += j["ok"] is not None and _spread_wider(r[k], TOL[k])
-            withheld = f"  (host trace withheld: {'; '.join(r['unreliable'])})" if r["unreliable"] else ""
-            lines.append(r["task"][:13].ljust(14) + "".join(cells)[2:] + withheld)
+                scale = 1000 if k == "cpu_time_us" else 1
+                js = [dict(r[k], sim=_div(r[k]["sim"], scale), host=_div(r[k]["host"], scale)) for r in rows]
+                for j, r in zip(js, rows):
+                    ok += j["ok"] is True
+                    miss += j["ok"] is False
+                    wide += j["ok"] is not None and _spread_wider(r[k], TOL[k])
+                cells.append(cell(js[0]) if len(js) == 1 else group_cell(js))
+            held = [r for r in rows if r["unreliable"]]
+            withheld = ("" if not held else f"  (host trace withheld: {'; '.join(held[0]['unreliable'])})"
+                        if len(rows) == 1 else f"  (host trace withheld for {len(held)} of {len(rows)})")
+            lines.append(label[:13].ljust(14) + "".join(cells)[2:] + withheld)
         for k, j in w["run"].items():
-            lines.append(f"  {k}: {cell(j).strip()}")
+            # Jain's index is judged within 1 %: three decimals, not _num's one.
+            num = (lambda x: "-" if x is None else f"{x:.3f}") if k == "jain_fairness" else _num
+            lines.append(f"  {k}: {cell(j, num).strip()}")
             ok += j["ok"] is True
             miss += j["ok"] is False
         if "tick_phases_ns" in w:
@@ -330,6 +341,31 @@ def table(f: Dict[str, Any]) -> str:
               + (f" ({unsteady} judged figures vary more than their tolerance between host runs)"
                  if f.get("host_runs", 1) > 1 else "")]
     return "\n".join(lines)
+
+
+def _div(x: Optional[float], by: int) -> Optional[float]:
+    return x / by if x is not None else None
+
+
+def _row_groups(rows: List[Dict[str, Any]]) -> List[Tuple[str, List[Dict[str, Any]]]]:
+    """The table's rows: one per task, except that a task object of more than MATCH_MAX instances
+    (the 64 sleepers of a 16-CPU run) is one row, ``obj-* (n)``, of medians and within-counts; the
+    JSON keeps every instance."""
+    objs: Dict[str, List[Dict[str, Any]]] = {}
+    for r in rows:
+        m = _INSTANCE.match(r["task"].split("/")[0])
+        if m:
+            objs.setdefault(m.group(1), []).append(r)
+    big = {o for o, rs in objs.items() if len(rs) > MATCH_MAX}
+    out: List[Tuple[str, List[Dict[str, Any]]]] = []
+    for r in rows:
+        m = _INSTANCE.match(r["task"].split("/")[0])
+        if m and m.group(1) in big:
+            if m.group(1) not in {lbl.split("-*")[0] for lbl, _ in out}:
+                out.append((f"{m.group(1)}-* ({len(objs[m.group(1)])})", objs[m.group(1)]))
+        else:
+            out.append((r["task"], [r]))
+    return out
 
 
 def _num(x: Optional[float]) -> str:
