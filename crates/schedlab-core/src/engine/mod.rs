@@ -569,11 +569,10 @@ impl Simulator {
                 }
             }
             EventKind::Wake { task, gen } => {
-                let t = &self.m.tasks[task];
                 // A timer that already expired with another (hrtimer.rs) is
                 // off its queue: it fires nothing at its hard expiry.
-                if t.sleep_gen == gen && t.state == crate::task::TaskState::Sleeping {
-                    let cpu = t.cpu;
+                if self.sleep_timer_queued(task, gen) {
+                    let cpu = self.m.tasks[task].cpu;
                     self.try_to_wake_up(task, crate::class::Waker { cpu, task: None });
                     self.expire_slack_timers(cpu);
                 }
@@ -597,11 +596,18 @@ impl Simulator {
     /// expires too (hrtimer.rs).
     fn expire_slack_timers(&mut self, cpu: usize) {
         for (task, gen) in self.slack_timers.due(cpu, self.m.now) {
-            let t = &self.m.tasks[task];
-            if t.sleep_gen == gen && t.state == crate::task::TaskState::Sleeping {
+            if self.sleep_timer_queued(task, gen) {
                 self.try_to_wake_up(task, crate::class::Waker { cpu, task: None });
             }
         }
+    }
+
+    /// Whether the sleep timer `task` armed in sleep generation `gen` is
+    /// still queued: the task still sleeps that sleep (no timer expired it
+    /// yet and it has not slept again since).
+    fn sleep_timer_queued(&self, task: crate::task::TaskId, gen: u64) -> bool {
+        let t = &self.m.tasks[task];
+        t.sleep_gen == gen && t.state == crate::task::TaskState::Sleeping
     }
 
     fn tick(&mut self, cpu: usize) {

@@ -212,29 +212,17 @@ impl Balancer {
         (0..self.doms[cpu].len()).rev().collect()
     }
 
-    /// `(span, groups, imbalance_pct)` of `cpu`'s domain at `level`.
-    /// The span, the groups in the kernel's order for `cpu` (local_first)
-    /// and the imbalance_pct of `cpu`'s domain at `level`.
-    pub fn domain_shape(&self, cpu: CpuId, level: usize) -> (CpuSet, Vec<CpuSet>, u64) {
+    /// `(span, groups, imbalance_pct)` of `cpu`'s domain at `level`; the
+    /// groups in CPU order (walk them with [`local_first`]).
+    pub fn domain_shape(&self, cpu: CpuId, level: usize) -> (CpuSet, &[CpuSet], u64) {
         let d = &self.doms[cpu][level];
-        (
-            d.span,
-            local_first(&d.groups, cpu).copied().collect(),
-            d.pct,
-        )
+        (d.span, &d.groups, d.pct)
     }
 
     /// The highest domain level of `cpu` spanning fewer than `weight` CPUs
     /// (the `for_each_domain` walk after a fork placement moved to `cpu`).
     pub fn highest_level_below(&self, cpu: CpuId, weight: usize) -> Option<usize> {
         self.doms[cpu].iter().rposition(|d| d.span.count() < weight)
-    }
-
-    /// Groups of `cpu`'s domain at `level`.
-    pub fn groups_of(&self, cpu: CpuId, level: usize) -> Vec<CpuSet> {
-        local_first(&self.doms[cpu][level].groups, cpu)
-            .copied()
-            .collect()
     }
 
     /// imbalance_pct of the smallest domain of `this` that spans `prev`.
@@ -300,7 +288,7 @@ struct Env {
 /// the order decides ties: a fork on CPU 4 of an idle machine goes to CPU 5,
 /// not CPU 0. The groups are stored once per span in CPU order (shared by
 /// all its CPUs) and rotated here.
-fn local_first(groups: &[CpuSet], cpu: CpuId) -> impl Iterator<Item = &CpuSet> {
+pub(super) fn local_first(groups: &[CpuSet], cpu: CpuId) -> impl Iterator<Item = &CpuSet> {
     let k = groups.iter().position(|g| g.contains(cpu)).unwrap_or(0);
     groups[k..].iter().chain(groups[..k].iter())
 }

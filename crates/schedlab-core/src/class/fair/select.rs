@@ -262,7 +262,7 @@ impl Fair {
     ) -> Option<CpuSet> {
         let allowed = m.tasks[p].affinity;
         let (_, groups, pct) = self.lb.domain_shape(cpu, level);
-        let groups: Vec<CpuSet> = groups.to_vec();
+        let groups: Vec<CpuSet> = super::balance::local_first(groups, cpu).copied().collect();
         let mut local: Option<ForkGroupStats> = None;
         let mut idlest: Option<(CpuSet, ForkGroupStats)> = None;
         for g in groups {
