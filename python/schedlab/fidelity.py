@@ -35,7 +35,7 @@ import math
 import os
 import re
 import tempfile
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from .api import simulate
 
@@ -294,7 +294,7 @@ def table(f: Dict[str, Any]) -> str:
         judged = [j for j in js if j["ok"] is not None]
         sim, host = _median([j["sim"] for j in js]), _median([j["host"] for j in js])
         mark = f" {sum(j['ok'] for j in judged)}/{len(judged)}".ljust(5) if judged else " n/a "
-        return f"{_num(sim)}/{_num(host) if host is not None else '-'}".rjust(16) + mark
+        return f"{_num(sim)}/{_num(host)}".rjust(16) + mark
 
     per = f"{f['seconds']} s per workload" if f["seconds"] else "each workload for its own duration"
     topo = f.get("topology") or {}
@@ -358,10 +358,12 @@ def _row_groups(rows: List[Dict[str, Any]]) -> List[Tuple[str, List[Dict[str, An
             objs.setdefault(m.group(1), []).append(r)
     big = {o for o, rs in objs.items() if len(rs) > MATCH_MAX}
     out: List[Tuple[str, List[Dict[str, Any]]]] = []
+    shown: Set[str] = set()
     for r in rows:
         m = _INSTANCE.match(r["task"].split("/")[0])
         if m and m.group(1) in big:
-            if m.group(1) not in {lbl.split("-*")[0] for lbl, _ in out}:
+            if m.group(1) not in shown:
+                shown.add(m.group(1))
                 out.append((f"{m.group(1)}-* ({len(objs[m.group(1)])})", objs[m.group(1)]))
         else:
             out.append((r["task"], [r]))

@@ -41,7 +41,7 @@ import tempfile
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .api import SimResult, check, import_trace
-from .host import _results, worker_path
+from .host import REPAIRS_KEPT, _results, worker_path
 from .host.capture import BUFFER_KB, EVENTS
 from .host.plan import HostError, duration_ns, make
 from .host.probe import cpu_times
@@ -363,7 +363,8 @@ def _measure(out: str, plans: Dict[str, dict], dur: int, hz: int, kdir: str, nam
                             "cpu_ms": _cpu_ms(_read(os.path.join(out, "stat0")),
                                               _read(os.path.join(out, "stat1"))),
                             "cpus": list(range(cpus)), "guest_scheduler": name, "icount": ICOUNT,
-                            "repair_count": len(imp.repairs), "repairs": imp.repairs[:100], "notes": [],
+                            "repair_count": len(imp.repairs), "repairs": imp.repairs[:REPAIRS_KEPT],
+                            "notes": [],
                             "partial": partial}
     res = _results(imp.result, outs, info)
     m = dict(res.metrics)

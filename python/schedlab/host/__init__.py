@@ -70,6 +70,9 @@ def worker_path() -> str:
                     "built by scripts/build_wheel.sh, or set SCHEDLAB_WORKER to its path")
 # Time between launching the workers and their common start: they set themselves up meanwhile.
 SETUP_NS = 300_000_000
+# Trace repairs kept in a run's facts (a 16-CPU run can need ~59,000; the metrics' warnings
+# summarize them by kind, the count is kept beside).
+REPAIRS_KEPT = 100
 
 
 def _sync_slots(plan: Plan, tmp: str) -> Optional[Tuple[str, int]]:
@@ -387,14 +390,10 @@ def _run_locked(plan: Plan, dur: int, worker: str, backend: str, isolate: bool, 
             print(f"schedlab: cleanup: could not undo {p}", file=sys.stderr)
     if problems:
         raise HostError("cleanup incomplete: " + "; ".join(problems))
-    # All of them can be tens of thousands (docs/model.md, "Missing records"): the count, the first
-    # REPAIRS_KEPT, and the metrics' warnings summarize the rest by kind.
+    # All of them can be tens of thousands (docs/model.md, "Missing records").
     info["repair_count"] = len(imp.repairs)
     info["repairs"] = imp.repairs[:REPAIRS_KEPT]
     return _results(imp.result, outs, info), info
-
-
-REPAIRS_KEPT = 100
 
 
 def facts() -> Dict[str, Any]:
@@ -409,4 +408,4 @@ def facts() -> Dict[str, Any]:
             print(f"schedlab: cleanup: could not undo {p}", file=sys.stderr)
 
 
-__all__ = ["HostError", "HostBusy", "run", "make", "facts", "tick_phase", "sim_tunables"]
+__all__ = ["REPAIRS_KEPT", "HostError", "HostBusy", "run", "make", "facts", "tick_phase", "sim_tunables"]

@@ -32,7 +32,7 @@ import json
 import os
 import subprocess
 import tempfile
-from typing import Any, Callable, Dict
+from typing import Any, Callable, Dict, Tuple
 
 from .plan import HostError
 
@@ -44,13 +44,18 @@ def _sleeper(policy: Dict[str, Any], cpu: int, seconds: int, hog: bool) -> dict:
     return {"global": {"duration": seconds}, "tasks": tasks}
 
 
-def _lateness(workload: dict, tmp: str, name: str) -> Dict[str, int]:
+def _run(workload: dict, tmp: str, name: str) -> Tuple[Any, Dict[str, Any]]:
+    """`workload` run once on the host: (its results, the run's facts)."""
     from . import run
 
     path = os.path.join(tmp, f"{name}.json")
     with open(path, "w", encoding="utf-8") as f:
         json.dump(workload, f)
-    _, info = run(path)
+    return run(path)
+
+
+def _lateness(workload: dict, tmp: str, name: str) -> Dict[str, int]:
+    _, info = _run(workload, tmp, name)
     late = info["threads"]["s"]["sleep_lateness_ns"]
     if not late["count"]:
         raise HostError(f"calibrate: {name}: the sleeper never slept")
@@ -60,12 +65,8 @@ def _lateness(workload: dict, tmp: str, name: str) -> Dict[str, int]:
 def _noise(cpu: int, seconds: int, tmp: str) -> Dict[str, float]:
     """A hog alone on `cpu` for `seconds`: how often other tasks (kernel threads, daemons) took the
     CPU from it and for how long, from its /proc counters (involuntary switches, CPU time)."""
-    from . import run
-
-    path = os.path.join(tmp, "noise.json")
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump({"global": {"duration": seconds}, "tasks": {"hog": {"cpus": [cpu], "run": 100_000_000}}}, f)
-    res, _ = run(path)
+    res, _ = _run({"global": {"duration": seconds}, "tasks": {"hog": {"cpus": [cpu], "run": 100_000_000}}},
+                  tmp, "noise")
     hog = next(t for t in res.metrics["tasks"] if t["name"] == "hog")
     return {"nivcsw": float(hog["nivcsw"]), "cpu_us": float(hog["cpu_time_us"])}
 

@@ -22,7 +22,7 @@ import os
 import time
 from typing import Any, Dict, List, Optional
 
-from .plan import HostError, Plan, group_path_error
+from .plan import RT_POLICIES, HostError, Plan, group_path_error
 from .probe import read
 from .undo import Journal, write
 
@@ -115,7 +115,7 @@ def _rt_processes_in_root(plan: Plan) -> List[str]:
     asked for one of them cannot be honoured: HostError naming it."""
     out = []
     for proc, threads in plan.procs.items():
-        if not any(th["policy"] in ("SCHED_FIFO", "SCHED_RR") for th in threads):
+        if not any(th["policy"] in RT_POLICIES for th in threads):
             continue
         grouped = next((th for th in threads if th["group"] != "/"), None)
         if grouped is not None:

@@ -45,6 +45,10 @@ class Plan:
         self.calibration_cpu = 0
 
 
+# The kernel policies of the RT class (what RT group scheduling governs).
+RT_POLICIES = ("SCHED_FIFO", "SCHED_RR")
+
+
 def group_path_error(group: str) -> Optional[str]:
     """Why `group` is not a task-group path the host runner can confine to the run's own cgroup
     ("/a/b": absolute, no empty, "." or ".." component, no trailing "/"), or None."""
@@ -138,7 +142,7 @@ def make(model: Dict[str, Any], ncpus: int) -> Plan:
         th: Dict[str, Any] = {"policy": kpol, "delay_ns": int(t["delay"]), "loops": t["loops"],
                               "events": events, "cpus": a["cpus"]}
         group = a["taskgroup"] or "/"
-        if kpol in ("SCHED_FIFO", "SCHED_RR"):
+        if kpol in RT_POLICIES:
             th["rt_priority"] = int(a["priority"] or 10)
             plan.rt = True
             plan.rt_groups.add(group)

@@ -202,23 +202,21 @@ def cpu_times(stat: Optional[str] = None) -> Dict[int, Dict[str, float]]:
     return out
 
 
-def online_cpus() -> List[int]:
-    text = read("/sys/devices/system/cpu/online") or f"0-{(os.cpu_count() or 1) - 1}"
+def cpu_list(text: str) -> List[int]:
+    """The CPUs of a sysfs CPU list ("0-3,8,10-11")."""
     cpus: List[int] = []
-    for part in text.split(","):
+    for part in text.strip().split(","):
         a, _, b = part.partition("-")
         cpus += range(int(a), int(b or a) + 1)
     return cpus
 
 
+def online_cpus() -> List[int]:
+    return cpu_list(read("/sys/devices/system/cpu/online") or f"0-{(os.cpu_count() or 1) - 1}")
+
+
 def _cpu_list_len(text: Optional[str]) -> Optional[int]:
-    if not text:
-        return None
-    n = 0
-    for part in text.strip().split(","):
-        a, _, b = part.partition("-")
-        n += int(b or a) - int(a) + 1
-    return n
+    return len(cpu_list(text)) if text else None
 
 
 def topology(cpu: int = 0) -> Dict[str, Optional[int]]:
