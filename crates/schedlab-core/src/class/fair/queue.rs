@@ -8,6 +8,35 @@ use super::entity::{ListEntry, RqId, SeId};
 use super::tunables::Version;
 use super::Fair;
 
+/// The index of the first entry of `list` (sorted by seq) whose seq is at
+/// least `seq`, searched from the front by doubling steps, then by
+/// bisection: a pick takes an entity near the front (it waited longest)
+/// far more often than one near the back, so this reads a line or two of
+/// a long list where a bisection over all of it reads one per step.
+fn seq_position(list: &std::collections::VecDeque<ListEntry>, seq: u64) -> usize {
+    let (mut lo, mut step) = (0, 1);
+    // Invariant: every entry before `lo` has a smaller seq.
+    let mut hi = loop {
+        let probe = lo + step - 1;
+        match list.get(probe) {
+            Some(x) if x.seq < seq => {
+                lo = probe + 1;
+                step *= 2;
+            }
+            Some(_) => break probe,
+            None => break list.len(),
+        }
+    };
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        match list[mid].seq < seq {
+            true => lo = mid + 1,
+            false => hi = mid,
+        }
+    }
+    lo
+}
+
 impl Fair {
     pub(super) fn tree_key(&self, se: SeId) -> i64 {
         match self.p.version {
@@ -66,7 +95,7 @@ impl Fair {
         let seq = self.se[se].list_seq;
         self.cfs[rq].list_edits += 1;
         let list = &mut self.cfs[rq].list;
-        let at = list.partition_point(|x| x.seq < seq);
+        let at = seq_position(list, seq);
         let i = match list.get(at).is_some_and(|x| x.se == se) {
             true => Some(at),
             false => list.iter().position(|x| x.se == se),
@@ -95,5 +124,44 @@ impl Fair {
 
     pub(super) fn in_tree(&self, rq: RqId, se: SeId) -> bool {
         self.cfs[rq].curr != Some(se) && self.se[se].on_rq
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::VecDeque;
+
+    #[test]
+    fn seq_position_is_the_partition_point() {
+        let mut rng = crate::rng::Rng::new(11);
+        for len in [0usize, 1, 2, 3, 7, 8, 9, 31, 125, 300] {
+            // Start the ring buffer mid-way so that the entries wrap
+            // around its end (both of its slices hold some).
+            let mut list: VecDeque<ListEntry> = VecDeque::with_capacity(len);
+            let cap = list.capacity();
+            for _ in 0..cap / 2 {
+                list.push_back(ListEntry {
+                    seq: 0,
+                    se: 0,
+                    task: None,
+                });
+            }
+            while list.pop_front().is_some() {}
+            let mut seq = 0;
+            for se in 0..len {
+                seq += 1 + rng.next_u64() % 3;
+                list.push_back(ListEntry {
+                    seq,
+                    se,
+                    task: None,
+                });
+            }
+            assert!(cap / 2 + len <= cap || !list.as_slices().1.is_empty());
+            for target in 0..=seq + 2 {
+                let want = list.partition_point(|x| x.seq < target);
+                assert_eq!(seq_position(&list, target), want, "len {len}, seq {target}");
+            }
+        }
     }
 }

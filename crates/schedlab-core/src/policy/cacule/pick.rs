@@ -64,6 +64,38 @@ pub(super) struct FTable {
     tail: u64,
     /// Per 2^BUCKET_SHIFT ns of t: the segment holding its start.
     buckets: Vec<u32>,
+    /// g at the last t of each log-spaced bucket of t ([`coarse_index`]):
+    /// a lower bound of g over the bucket (g is non-increasing) read with
+    /// one load from a few kilobytes, where `g` reads three large tables.
+    coarse: Vec<u32>,
+}
+
+/// Log-spaced buckets: t below 2^COARSE_BITS has its own; above, each
+/// octave is split into 2^COARSE_BITS buckets (a bucket spans under 1/64
+/// of its t, where g moves little).
+const COARSE_BITS: u32 = 6;
+
+/// The bucket of `t` (non-decreasing in t).
+fn coarse_index(t: u64) -> usize {
+    let e = 63 - (t | 1).leading_zeros();
+    if e < COARSE_BITS {
+        return t as usize;
+    }
+    let shift = e - COARSE_BITS;
+    ((((shift + 1) as u64) << COARSE_BITS) + ((t >> shift) & ((1 << COARSE_BITS) - 1))) as usize
+}
+
+/// The last t of bucket `i`.
+fn coarse_last(i: usize) -> u64 {
+    let i = i as u64;
+    let per = 1u64 << COARSE_BITS;
+    if i < per {
+        return i;
+    }
+    let shift = (i >> COARSE_BITS) - 1;
+    let mantissa = per + (i & (per - 1));
+    let last = (u128::from(mantissa + 1) << shift) - 1;
+    u64::try_from(last).unwrap_or(u64::MAX)
 }
 
 /// `FTable::g` finds the segment from a per-bucket start (about 1 ms).
@@ -126,12 +158,27 @@ impl FTable {
         let buckets = (0..=(end >> BUCKET_SHIFT))
             .map(|b| (points.partition_point(|s| *s <= b << BUCKET_SHIFT) - 1) as u32)
             .collect();
-        FTable {
+        let mut table = FTable {
             starts: points,
             gmin,
             end,
             tail: cache(end),
             buckets,
+            coarse: Vec::new(),
+        };
+        table.coarse = (0..=coarse_index(end))
+            .map(|i| u32::try_from(table.g(coarse_last(i))).unwrap_or(u32::MAX))
+            .collect();
+        table
+    }
+
+    /// A lower bound of g(t), looser than [`Self::g`] by at most g's fall
+    /// over t's log-spaced bucket.
+    #[inline]
+    pub(super) fn g_bound(&self, t: u64) -> u64 {
+        match self.coarse.get(coarse_index(t)) {
+            Some(g) => u64::from(*g),
+            None => self.g(t),
         }
     }
 
@@ -290,7 +337,7 @@ impl CacUle {
             true => b.memo_val,
             false => super::interactivity_score(life, b.vruntime, self.f.interactivity),
         };
-        u64::from(is) + ft.g(waited)
+        u64::from(is) + ft.g_bound(waited)
     }
 
     /// `x` joined queue `rq`'s list.
@@ -563,6 +610,37 @@ mod tests {
             // Beyond the table: still a lower bound of f.
             for t in [table.end, table.end + 1, table.end * 3, u64::MAX] {
                 assert!(table.g(t) <= cache(t) + starve(t), "tail at {t}");
+            }
+            // The coarse bound: g at the end of t's bucket, so at most g(t).
+            let mut ts: Vec<u64> = (0..3000)
+                .map(|_| rng.next_u64() % (table.end * 2))
+                .collect();
+            ts.extend([
+                0,
+                1,
+                63,
+                64,
+                65,
+                127,
+                128,
+                table.end - 1,
+                table.end,
+                u64::MAX,
+            ]);
+            for t in ts {
+                let i = coarse_index(t);
+                let last = coarse_last(i);
+                assert!(last >= t && coarse_index(last) == i, "bucket of {t}");
+                assert!(
+                    last == u64::MAX || coarse_index(last + 1) == i + 1,
+                    "bucket after {t}"
+                );
+                assert!(table.g_bound(t) <= table.g(t), "coarse bound at {t}");
+                assert_eq!(
+                    table.g_bound(t),
+                    table.g(last).min(table.g(t)),
+                    "coarse g at {t}"
+                );
             }
         }
     }
