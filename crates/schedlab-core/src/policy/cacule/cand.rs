@@ -19,7 +19,6 @@ use super::{interactivity_score, CacUle};
 use crate::clock::{Ns, MSEC};
 use crate::cpuset::CpuId;
 use crate::task::TaskId;
-use std::collections::VecDeque;
 
 /// How far ahead a CPU's bounds hold.
 const HORIZON: Ns = 256 * MSEC;
@@ -28,8 +27,7 @@ const HORIZON: Ns = 256 * MSEC;
 /// keeping the index in step with every wakeup and switch).
 const MIN_INDEXED: usize = 16;
 
-/// A listed task with its bound (8 bytes: a join or leave shifts part of
-/// the CPU's deque, which is rarely still in the L1 cache by then).
+/// A listed task with its bound (8 bytes).
 #[derive(Debug, Clone, Copy)]
 struct CandEnt {
     bound: u32,
@@ -42,11 +40,21 @@ impl CandEnt {
     }
 }
 
-/// One CPU's listed tasks, sorted by (bound, task) while `sorted` (a
-/// deque: an insertion or removal moves the shorter side).
+/// One CPU's listed tasks: `ents` sorted by (bound, task) at the last
+/// re-keying, `joined` since then in no order. Leaving costs nothing: an
+/// entry whose task is no longer indexed here with that bound
+/// (`CacUle::cand_at`) is skipped, and dropped at the next re-keying. A
+/// CPU switches between its listed tasks about three times between two
+/// searches of it (bench workload), each switch a leave and a join, so
+/// the searches sort what the switches only append.
 #[derive(Debug, Clone, Default)]
 pub(super) struct CandIndex {
-    ents: VecDeque<CandEnt>,
+    ents: Vec<CandEnt>,
+    joined: Vec<CandEnt>,
+    /// Entries of `ents` and `joined` that are current (the others are
+    /// left behind by leaves): when they are outnumbered, the next search
+    /// re-keys.
+    live: usize,
     horizon: u64,
     sorted: bool,
     /// Indexed at all: from a search that finds at least `MIN_INDEXED`
@@ -68,6 +76,11 @@ impl CacUle {
             .unwrap_or_else(|| interactivity_score(life, n.vruntime, self.f.interactivity))
     }
 
+    /// Whether `y` is the current entry of its task on `cpu`.
+    fn cand_current(&self, cpu: CpuId, y: &CandEnt) -> bool {
+        self.cand_at[y.task()] == Some((cpu, y.bound))
+    }
+
     /// Task `t` was listed on `cpu`.
     pub(super) fn cand_join(&mut self, cpu: CpuId, t: TaskId) {
         if self.cand_index.get(cpu).is_none_or(|q| !q.active) {
@@ -81,38 +94,24 @@ impl CacUle {
             true => self.task_is_at(t, q.horizon),
             false => 0,
         };
-        self.cand_index[cpu].answer = None;
-        let ent = CandEnt {
+        let q = &mut self.cand_index[cpu];
+        q.answer = None;
+        q.live += 1;
+        q.joined.push(CandEnt {
             bound,
             task: u32::try_from(t).expect("task ids fit 32 bits"),
-        };
-        let q = &mut self.cand_index[cpu];
-        if q.sorted {
-            let at = q.ents.partition_point(|y| (y.bound, y.task()) < (bound, t));
-            q.ents.insert(at, ent);
-        } else {
-            q.ents.push_back(ent);
-        }
+        });
         self.cand_at[t] = Some((cpu, bound));
     }
 
     /// Task `t` is no longer listed.
     pub(super) fn cand_leave(&mut self, t: TaskId) {
-        let Some(Some((cpu, bound))) = self.cand_at.get_mut(t).map(|c| c.take()) else {
+        let Some(Some((cpu, _))) = self.cand_at.get_mut(t).map(|c| c.take()) else {
             return;
         };
         let q = &mut self.cand_index[cpu];
         q.answer = None;
-        let at = match q.sorted {
-            true => {
-                let at = q.ents.partition_point(|y| (y.bound, y.task()) < (bound, t));
-                Some(at).filter(|at| q.ents.get(*at).is_some_and(|y| y.task() == t))
-            }
-            false => q.ents.iter().position(|y| y.task() == t),
-        };
-        if let Some(at) = at {
-            q.ents.remove(at);
-        }
+        q.live -= 1;
     }
 
     /// Task `t`'s tie-break stamp changed: forget its CPU's answer.
@@ -128,6 +127,31 @@ impl CacUle {
             self.cand_leave(t);
             self.cand_join(cpu, t);
         }
+    }
+
+    /// Re-key `q` (the index of `cpu`) for a horizon from `now`: its current
+    /// entries, each once, bounded at the new horizon and sorted.
+    fn cand_rekey(&mut self, cpu: CpuId, q: &mut CandIndex, now: u64) {
+        q.horizon = now.saturating_add(HORIZON);
+        let mut ents = std::mem::take(&mut q.ents);
+        ents.append(&mut q.joined);
+        // A task that left and came back with the same bound has two
+        // current entries: keep the first.
+        ents.retain(|y| {
+            let keep = self.cand_current(cpu, y);
+            if keep {
+                self.cand_at[y.task()] = None;
+            }
+            keep
+        });
+        for y in ents.iter_mut() {
+            y.bound = self.task_is_at(y.task(), q.horizon);
+            self.cand_at[y.task()] = Some((cpu, y.bound));
+        }
+        insertion_sort_by_key(&mut ents, |y| (y.bound, y.task));
+        q.live = ents.len();
+        q.ents = ents;
+        q.sorted = true;
     }
 
     /// `update_IS` of `cpu` from its index: the candidate and its IS; or
@@ -147,8 +171,10 @@ impl CacUle {
         if tasks.len() < MIN_INDEXED {
             if self.cand_index[cpu].active {
                 let q = std::mem::take(&mut self.cand_index[cpu]);
-                for y in &q.ents {
-                    self.cand_at[y.task()] = None;
+                for y in q.ents.iter().chain(&q.joined) {
+                    if self.cand_at[y.task()].is_some_and(|(c, _)| c == cpu) {
+                        self.cand_at[y.task()] = None;
+                    }
                 }
             }
             return None;
@@ -165,26 +191,32 @@ impl CacUle {
             }
         }
         let mut q = std::mem::take(&mut self.cand_index[cpu]);
-        if !q.sorted || now > q.horizon {
-            q.horizon = now.saturating_add(HORIZON);
-            for y in q.ents.iter_mut() {
-                y.bound = self.task_is_at(y.task(), q.horizon);
-                self.cand_at[y.task()] = Some((cpu, y.bound));
-            }
-            insertion_sort_by_key(q.ents.make_contiguous(), |y| (y.bound, y.task));
-            q.sorted = true;
+        let entries = q.ents.len() + q.joined.len();
+        if !q.sorted || now > q.horizon || entries > 2 * q.live + 16 {
+            self.cand_rekey(cpu, &mut q, now);
         }
-        // (task, IS, listed stamp) of the best so far.
+        // (task, IS, listed stamp) of the best so far: the sorted entries
+        // up to the first bound above the best IS, then the joined ones
+        // whose bound does not exceed it.
         let mut best: Option<(TaskId, u32, u64)> = None;
+        let consider = |me: &mut Self, y: &CandEnt, best: &mut Option<(TaskId, u32, u64)>| {
+            if best.is_some_and(|(_, bi, _)| y.bound > bi) || !me.cand_current(cpu, y) {
+                return;
+            }
+            let is = me.fast_task_is(y.task(), now);
+            let listed = me.listed[y.task()];
+            if candidate_beats(is, listed, *best) {
+                *best = Some((y.task(), is, listed));
+            }
+        };
         for y in &q.ents {
             if best.is_some_and(|(_, bi, _)| y.bound > bi) {
                 break;
             }
-            let is = self.fast_task_is(y.task(), now);
-            let listed = self.listed[y.task()];
-            if candidate_beats(is, listed, best) {
-                best = Some((y.task(), is, listed));
-            }
+            consider(self, y, &mut best);
+        }
+        for y in &q.joined {
+            consider(self, y, &mut best);
         }
         let c = best.map(|(t, is, _)| (t, is));
         q.answer = Some((now, c));
