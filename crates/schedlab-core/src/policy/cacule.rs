@@ -357,8 +357,8 @@ pub struct CacUle {
     /// Per fair queue: its listed entities by a lower bound of their score
     /// (cacule/pick.rs).
     index: Vec<RqIndex>,
-    /// Per entity: the queue whose index holds it.
-    listed_at: Vec<Option<usize>>,
+    /// Per entity: the queue whose index holds it and its entry's slot.
+    listed_at: Vec<Option<(usize, u32)>>,
     /// Per task: its entity (once listed).
     task_se: Vec<SeId>,
     /// The RDB's buffers and CPU orders (cacule/rdb.rs).

@@ -232,6 +232,9 @@ struct BoundIn {
     memo_val: u32,
     /// Its task, or `u32::MAX` for a group entity.
     task: u32,
+    /// Its list position (`ListEntry::seq`); `DEAD` once the entity
+    /// left (the slot is not reused before the next re-keying).
+    seq: u64,
 }
 
 impl BoundIn {
@@ -271,17 +274,30 @@ fn beats(k: u64, seq: u64, best: Option<Best>) -> bool {
     best.is_none_or(|(bk, bs, _)| k < bk || (k == bk && seq > bs))
 }
 
-/// One queue's entities by (K, seq).
+/// `BoundIn::seq` of a slot whose entity left.
+const DEAD: u64 = u64::MAX;
+
+/// One queue's entities by (K, seq): `ents` sorted at the last re-keying,
+/// `joined` since then in no order. Leaving costs nothing: an entry whose
+/// slot is marked dead is skipped, and dropped at the next re-keying. A pick takes an entity and
+/// puts the previous one back, so each switch would otherwise shift two
+/// sorted entries; a scan reads the sorted prefix up to the best score,
+/// then the few joined entries whose bound does not exceed it.
 #[derive(Debug, Clone, Default)]
 pub(super) struct RqIndex {
-    /// Sorted while `sorted` (else in no order, keys stale). A deque:
-    /// picks take entities near the front (low bounds), put-backs join
-    /// near the back (they just ran: high bounds).
-    ents: VecDeque<IdxEnt>,
-    /// The listed entities' bound inputs, by `IdxEnt::slot`.
+    /// Sorted by (key, seq) while `sorted` (else keys stale).
+    ents: Vec<IdxEnt>,
+    /// Joined since the last re-keying, keyed at the current horizon.
+    joined: Vec<IdxEnt>,
+    /// The bound inputs of every entry, by `IdxEnt::slot`.
     slab: Vec<BoundIn>,
-    /// Unused slots of `slab`.
+    /// Slots of `slab` free for reuse: those of the entries a re-keying
+    /// dropped (a slot left behind by a leave is not reused before, so a
+    /// stale entry never matches a current one).
     free: Vec<u32>,
+    /// Entries that are current (the others were left behind by leaves):
+    /// when they are outnumbered, the next scan re-keys.
+    live: usize,
     /// The keys hold until then.
     horizon: u64,
     sorted: bool,
@@ -301,8 +317,10 @@ impl RqIndex {
     /// grows).
     fn clear(&mut self) {
         self.ents.clear();
+        self.joined.clear();
         self.slab.clear();
         self.free.clear();
+        self.live = 0;
         self.horizon = 0;
         self.sorted = false;
         self.memo = None;
@@ -374,6 +392,7 @@ impl CacUle {
             task: x.task.map_or(u32::MAX, |t| {
                 u32::try_from(t).expect("task ids fit 32 bits")
             }),
+            seq: x.seq,
         };
         let q = &self.index[rq];
         let key = match q.sorted {
@@ -395,20 +414,15 @@ impl CacUle {
             };
         }
         let q = &mut self.index[rq];
-        let ent = IdxEnt {
+        let slot = q.store(b);
+        q.joined.push(IdxEnt {
             key,
             seq: x.seq,
             se: u32::try_from(x.se).expect("entity ids fit 32 bits"),
-            slot: q.store(b),
-        };
-        if q.sorted {
-            let k = (ent.key, ent.seq);
-            let at = q.ents.partition_point(|y| (y.key, y.seq) < k);
-            q.ents.insert(at, ent);
-        } else {
-            q.ents.push_back(ent);
-        }
-        self.listed_at[x.se] = Some(rq);
+            slot,
+        });
+        q.live += 1;
+        self.listed_at[x.se] = Some((rq, slot));
     }
 
     /// `se` left its queue's list.
@@ -419,18 +433,18 @@ impl CacUle {
     /// Take `se` out of the index that holds it: its queue, list position
     /// and entity.
     fn index_take(&mut self, se: SeId) -> Option<(RqId, u64, EntityRef)> {
-        let rq = self.listed_at.get_mut(se)?.take()?;
+        let (rq, slot) = self.listed_at.get_mut(se)?.take()?;
         let q = &mut self.index[rq];
         if q.memo
             .is_some_and(|(_, b)| b.is_some_and(|(_, _, s)| s == se))
         {
             q.memo = None;
         }
-        // Found from the front: a pick takes an entity with a low bound.
-        let at = q.ents.iter().position(|y| y.se as SeId == se)?;
-        let y = q.ents.remove(at)?;
-        q.free.push(y.slot);
-        Some((rq, y.seq, q.slab[y.slot as usize].entity(y.se)))
+        q.live -= 1;
+        let b = &mut q.slab[slot as usize];
+        let seq = std::mem::replace(&mut b.seq, DEAD);
+        let se32 = u32::try_from(se).expect("entity ids fit 32 bits");
+        Some((rq, seq, b.entity(se32)))
     }
 
     /// Entity `se`'s node changed: index it again if it is listed.
@@ -478,10 +492,14 @@ impl CacUle {
         }
         if list.len() < MIN_INDEXED {
             if self.index[rq].active {
-                for y in &self.index[rq].ents {
-                    self.listed_at[y.se as SeId] = None;
+                let mut q = std::mem::take(&mut self.index[rq]);
+                for y in q.ents.iter().chain(&q.joined) {
+                    if q.slab[y.slot as usize].seq != DEAD {
+                        self.listed_at[y.se as SeId] = None;
+                    }
                 }
-                self.index[rq].clear();
+                q.clear();
+                self.index[rq] = q;
             }
             return None;
         }
@@ -495,6 +513,30 @@ impl CacUle {
         let a = self.bounded_scan(m, &mut q, except);
         self.index[rq] = q;
         a
+    }
+
+    /// Re-key `q` (a queue's index) for a horizon from `now`: its
+    /// current entries bounded at the new horizon and sorted, the slots of
+    /// the others freed.
+    fn index_rekey(&mut self, q: &mut RqIndex, now: u64) {
+        q.horizon = now.saturating_add(LB_HORIZON);
+        let horizon = q.horizon;
+        let mut ents = std::mem::take(&mut q.ents);
+        ents.append(&mut q.joined);
+        ents.retain(|y| {
+            let current = q.slab[y.slot as usize].seq != DEAD;
+            if !current {
+                q.free.push(y.slot);
+            }
+            current
+        });
+        for y in ents.iter_mut() {
+            y.key = self.bound(&q.slab[y.slot as usize], horizon);
+        }
+        insertion_sort_by_key(&mut ents, |y| (y.key, y.seq));
+        q.live = ents.len();
+        q.ents = ents;
+        q.sorted = true;
     }
 
     /// Scores `e`, listed at `seq`, into `best` (key, seq, se): whether it
@@ -535,23 +577,33 @@ impl CacUle {
                 return Some(best.map(|(k, _, se)| (k, se)));
             }
         }
-        if !q.sorted || now > q.horizon {
-            q.horizon = now.saturating_add(LB_HORIZON);
-            let horizon = q.horizon;
-            for y in q.ents.iter_mut() {
-                y.key = self.bound(&q.slab[y.slot as usize], horizon);
-            }
-            insertion_sort_by_key(q.ents.make_contiguous(), |y| (y.key, y.seq));
-            q.sorted = true;
+        let entries = q.ents.len() + q.joined.len();
+        if !q.sorted || now > q.horizon || entries > 2 * q.live + 16 {
+            self.index_rekey(q, now);
         }
-        // (key, seq, se) of the best so far.
+        // (key, seq, se) of the best so far: the sorted entries up to the
+        // first key above the best score, then the joined ones whose key
+        // does not exceed it.
         let mut best: Option<Best> = None;
         for y in &q.ents {
             if best.is_some_and(|(bk, _, _)| y.key > bk) {
                 break;
             }
-            let e = q.slab[y.slot as usize].entity(y.se);
-            self.consider(m, e, y.seq, except, &mut best)?;
+            let b = &q.slab[y.slot as usize];
+            if b.seq != DEAD {
+                let e = b.entity(y.se);
+                self.consider(m, e, y.seq, except, &mut best)?;
+            }
+        }
+        for y in &q.joined {
+            if best.is_some_and(|(bk, _, _)| y.key > bk) {
+                continue;
+            }
+            let b = &q.slab[y.slot as usize];
+            if b.seq != DEAD {
+                let e = b.entity(y.se);
+                self.consider(m, e, y.seq, except, &mut best)?;
+            }
         }
         if except.is_none() {
             q.memo = Some((now, best));
