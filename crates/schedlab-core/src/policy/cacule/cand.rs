@@ -13,7 +13,7 @@
 //! a search reads IS in that order and stops at the first task whose bound
 //! exceeds the lowest IS found (it can neither be lower nor tie).
 
-use super::pick::insertion_sort_by_key;
+use super::pick::sort_and_merge;
 use super::rdb::candidate_beats;
 use super::{interactivity_score, CacUle};
 use crate::clock::{Ns, MSEC};
@@ -133,24 +133,26 @@ impl CacUle {
     /// entries, each once, bounded at the new horizon and sorted.
     fn cand_rekey(&mut self, cpu: CpuId, q: &mut CandIndex, now: u64) {
         q.horizon = now.saturating_add(HORIZON);
-        let mut ents = std::mem::take(&mut q.ents);
-        ents.append(&mut q.joined);
-        // A task that left and came back with the same bound has two
-        // current entries: keep the first.
-        ents.retain(|y| {
-            let keep = self.cand_current(cpu, y);
-            if keep {
-                self.cand_at[y.task()] = None;
-            }
-            keep
-        });
-        for y in ents.iter_mut() {
+        let (mut ents, mut joined) = (std::mem::take(&mut q.ents), std::mem::take(&mut q.joined));
+        for part in [&mut ents, &mut joined] {
+            // A task that left and came back with the same bound has two
+            // current entries: keep the first.
+            part.retain(|y| {
+                let keep = self.cand_current(cpu, y);
+                if keep {
+                    self.cand_at[y.task()] = None;
+                }
+                keep
+            });
+        }
+        for y in ents.iter_mut().chain(joined.iter_mut()) {
             y.bound = self.task_is_at(y.task(), q.horizon);
             self.cand_at[y.task()] = Some((cpu, y.bound));
         }
-        insertion_sort_by_key(&mut ents, |y| (y.bound, y.task));
+        sort_and_merge(&mut ents, &mut joined, |y| (y.bound, y.task));
         q.live = ents.len();
         q.ents = ents;
+        q.joined = joined;
         q.sorted = true;
     }
 

@@ -265,6 +265,40 @@ pub(super) fn insertion_sort_by_key<T: Copy, K: Ord>(v: &mut [T], key: impl Fn(&
     }
 }
 
+/// Sorts `kept` (in order but for what changed since it was sorted: by
+/// insertion) and `joined` (in no order: by a general sort) by `key`, and
+/// merges `joined` into `kept`. Appending the joined entries to the
+/// insertion sort instead would move each of them across half the list.
+/// Keys must be distinct (the merge puts a joined entry after a kept one
+/// with the same key).
+pub(super) fn sort_and_merge<T: Copy, K: Ord>(
+    kept: &mut Vec<T>,
+    joined: &mut Vec<T>,
+    key: impl Fn(&T) -> K,
+) {
+    insertion_sort_by_key(kept, &key);
+    if joined.is_empty() {
+        return;
+    }
+    joined.sort_unstable_by_key(&key);
+    // Merge from the back, in place: entries of `kept` below every joined
+    // one do not move.
+    let (mut i, mut j) = (kept.len(), joined.len());
+    kept.extend_from_slice(joined);
+    let mut k = kept.len();
+    while j > 0 {
+        k -= 1;
+        if i > 0 && key(&kept[i - 1]) > key(&joined[j - 1]) {
+            i -= 1;
+            kept[k] = kept[i];
+        } else {
+            j -= 1;
+            kept[k] = joined[j];
+        }
+    }
+    joined.clear();
+}
+
 /// The best entity of a scan so far: (key, seq, entity).
 type Best = (u64, u64, SeId);
 
@@ -521,21 +555,23 @@ impl CacUle {
     fn index_rekey(&mut self, q: &mut RqIndex, now: u64) {
         q.horizon = now.saturating_add(LB_HORIZON);
         let horizon = q.horizon;
-        let mut ents = std::mem::take(&mut q.ents);
-        ents.append(&mut q.joined);
-        ents.retain(|y| {
-            let current = q.slab[y.slot as usize].seq != DEAD;
-            if !current {
-                q.free.push(y.slot);
-            }
-            current
-        });
-        for y in ents.iter_mut() {
+        let (mut ents, mut joined) = (std::mem::take(&mut q.ents), std::mem::take(&mut q.joined));
+        for part in [&mut ents, &mut joined] {
+            part.retain(|y| {
+                let current = q.slab[y.slot as usize].seq != DEAD;
+                if !current {
+                    q.free.push(y.slot);
+                }
+                current
+            });
+        }
+        for y in ents.iter_mut().chain(joined.iter_mut()) {
             y.key = self.bound(&q.slab[y.slot as usize], horizon);
         }
-        insertion_sort_by_key(&mut ents, |y| (y.key, y.seq));
+        sort_and_merge(&mut ents, &mut joined, |y| (y.key, y.seq));
         q.live = ents.len();
         q.ents = ents;
+        q.joined = joined;
         q.sorted = true;
     }
 
@@ -617,6 +653,41 @@ mod tests {
     use super::super::fast::FastTerms;
     use super::super::Factors;
     use super::*;
+
+    #[test]
+    fn sort_and_merge_sorts_both_parts_into_one() {
+        let mut rng = crate::rng::Rng::new(3);
+        for (n, m) in [
+            (0, 0),
+            (0, 5),
+            (5, 0),
+            (1, 1),
+            (125, 8),
+            (125, 64),
+            (30, 200),
+        ] {
+            // Distinct keys; `kept` nearly in order, `joined` in none.
+            let mut keys: Vec<u64> = (0..(n + m) as u64)
+                .map(|k| k * 3 + rng.next_u64() % 3)
+                .collect();
+            keys.dedup();
+            let (mut kept, mut joined) = (keys[..n].to_vec(), keys[n..].to_vec());
+            for i in 1..kept.len() {
+                if rng.next_u64() % 4 == 0 {
+                    kept.swap(i - 1, i);
+                }
+            }
+            for i in (1..joined.len()).rev() {
+                let j = (rng.next_u64() % (i as u64 + 1)) as usize;
+                joined.swap(i, j);
+            }
+            let mut want = keys.clone();
+            want.sort_unstable();
+            sort_and_merge(&mut kept, &mut joined, |k| *k);
+            assert_eq!(kept, want, "{n} kept, {m} joined");
+            assert!(joined.is_empty());
+        }
+    }
 
     #[test]
     fn the_ftable_is_the_prefix_minimum_of_the_two_terms() {
