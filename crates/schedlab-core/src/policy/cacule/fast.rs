@@ -2,7 +2,7 @@
 //! each node and the cache/starvation terms with the run's divisions
 //! precomputed (see the speed notes in the header of policy/cacule.rs).
 
-use super::{interactivity_score, Factors};
+use super::Factors;
 
 /// An IS value with the lives over which it holds for one vruntime:
 /// `interactivity_score(l, v, m) == val` for every `l` in `lo..=hi`.
@@ -64,14 +64,7 @@ impl IsMemo {
 
     #[cold]
     fn fill(&mut self, life: u64, vruntime: u64, m: u32) -> u32 {
-        let val = interactivity_score(life, vruntime, m);
-        let mut hi = life;
-        if m < 1 << 31 {
-            let end = is_flat_until(life, vruntime, m);
-            if end > life && interactivity_score(end, vruntime, m) == val {
-                hi = end;
-            }
-        }
+        let (val, hi) = is_and_last_life(life, vruntime, m);
         *self = IsMemo {
             v: vruntime,
             lo: life,
@@ -82,30 +75,44 @@ impl IsMemo {
     }
 }
 
-/// A life up to which `interactivity_score(·, vruntime, m)` should keep
-/// its value at `life` (checked by the caller: only a speed-up).
-fn is_flat_until(life: u64, vruntime: u64, m: u32) -> u64 {
+/// `interactivity_score(life, vruntime, m)` and the last life up to which
+/// it keeps that value (at least `life`), with the score's own quotients:
+/// * s = (l − v)|1 ≥ v: IS = m/q with q = s/v, which only grows with l;
+///   m/q keeps its value for q up to q_hi = m/(m/q) (forever once it is
+///   0), i.e. while s ≤ (q_hi + 1)·v − 1 (a product beyond 2^64 bounds no
+///   s);
+/// * s < v: IS = 2m − m/r with r = v/s, which keeps its value while r
+///   does, i.e. while s ≤ v/r;
+/// * l ≤ v: s = 1 until l passes v;
+///
+/// and s ≤ l − v + 1, so s ≤ s_max for every l ≤ s_max + v − 1. Only where
+/// 2·m fits the `unsigned int` result (m < 2^31) is IS monotone in l;
+/// otherwise the span is `life` alone.
+fn is_and_last_life(life: u64, vruntime: u64, m: u32) -> (u32, u64) {
     let v = vruntime | 1;
-    if life <= v {
-        // s = 1 until life passes v.
-        return v;
-    }
-    let s = (life - v) | 1;
-    let m = u64::from(m);
-    let s_max = if s >= v {
-        // m/q holds for q up to m/(m/q) (forever once m/q = 0).
+    let mm = u64::from(m);
+    let s = if life > v { (life - v) | 1 } else { 1 };
+    let (score, s_max) = if s >= v {
         let q = s / v;
-        let q_hi = match m / q {
+        let x = mm / q;
+        let q_hi = match x {
             0 => u64::MAX,
-            x => m / x,
+            x => mm / x,
         };
-        q_hi.saturating_add(1).saturating_mul(v).saturating_sub(1)
+        (
+            x,
+            q_hi.saturating_add(1).saturating_mul(v).saturating_sub(1),
+        )
     } else {
-        // 2m − m/r holds while v/s = r, i.e. s ≤ v/r.
-        v / (v / s)
+        let r = v / s;
+        ((mm << 1) - mm / r, v / r)
     };
-    // s ≤ life − v + 1.
-    s_max.saturating_add(v).saturating_sub(1)
+    let last = match (m < 1 << 31, life <= v) {
+        (false, _) => life,
+        (true, true) => v,
+        (true, false) => s_max.saturating_add(v).saturating_sub(1),
+    };
+    (score as u32, last.max(life))
 }
 
 /// Exact division by a divisor fixed for the run (`n / d` for every n):
@@ -225,7 +232,7 @@ impl FastTerms {
 mod tests {
     use super::*;
     use crate::clock::MSEC;
-    use crate::policy::cacule::{cache_score, starve_score, YIELD_MARK};
+    use crate::policy::cacule::{cache_score, interactivity_score, starve_score, YIELD_MARK};
     use crate::rng::Rng;
 
     /// Values around the divisors, their multiples and the 2^62 switch.
@@ -270,6 +277,31 @@ mod tests {
             }
             for n in samples(&mut rng, c) {
                 assert_eq!(DivBy::new(c).div(n), n / c, "{n} / {c}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_is_span_ends_where_the_score_may_change() {
+        let mut rng = Rng::new(5);
+        for m in [65_536u32, 1, 3, 4096, (1 << 31) - 1] {
+            for _ in 0..20_000 {
+                let v = rng.next_u64() >> (rng.next_u64() % 64);
+                let life = rng.next_u64() >> (rng.next_u64() % 64);
+                let (is, last) = is_and_last_life(life, v, m);
+                assert_eq!(
+                    is,
+                    interactivity_score(life, v, m),
+                    "life {life} v {v} m {m}"
+                );
+                assert!(last >= life);
+                for l in [life + (last - life) / 2, last] {
+                    assert_eq!(
+                        interactivity_score(l, v, m),
+                        is,
+                        "life {life}..{l} v {v} m {m}"
+                    );
+                }
             }
         }
     }
