@@ -531,11 +531,11 @@ impl CacUle {
     /// `normalize_lifetime`.
     fn normalize(&mut self, e: EntityRef, now: u64) {
         let max_life = self.max_lifetime_ms << 20;
-        let n = self.node_mut(e);
-        let life = now.wrapping_sub(n.start_time);
+        let life = now.wrapping_sub(self.slot(e).start_time);
         if (life.wrapping_sub(max_life) as i64) <= 0 {
             return;
         }
+        let n = self.node_mut(e);
         n.vruntime &= !YIELD_MARK;
         let old_hrrn_x = (life.wrapping_shl(7) / ((n.vruntime >> 3) | 1)).max(1);
         n.start_time = now.wrapping_sub(max_life >> 1);
@@ -584,9 +584,9 @@ impl FairHooks for CacUle {
 
     fn picked(&mut self, _m: &Machine, _cpu: CpuId, prev: Option<TaskId>, next: TaskId) {
         if let Some(p) = prev {
-            let n = self.task_node(p);
-            if n.vruntime & YIELD_MARK != 0 {
-                n.vruntime &= !YIELD_MARK;
+            // Read first: a write moves the caches' versions on.
+            if self.task_slot(p).vruntime & YIELD_MARK != 0 {
+                self.task_node(p).vruntime &= !YIELD_MARK;
                 self.retouch_task(p);
             }
         }
