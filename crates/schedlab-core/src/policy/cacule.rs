@@ -253,6 +253,12 @@ impl Default for Factors {
     }
 }
 
+/// Whether `task` (None: a group entity) is SCHED_IDLE; while no task has
+/// been, no task struct is read (the pick reads a few entities per tick).
+fn is_sched_idle(m: &Machine, task: Option<TaskId>) -> bool {
+    m.any_sched_idle() && task.is_some_and(|t| m.tasks[t].policy == Policy::Idle)
+}
+
 /// `calc_interactivity`: IS of a node that has lived `life` ns and run
 /// `vruntime` virtual ns (the kernel's u64 arithmetic, result truncated to
 /// `unsigned int`).
@@ -639,7 +645,7 @@ impl FairHooks for CacUle {
 
     /// `entity_before(now, curr = b, se = a) == 1`.
     fn before(&mut self, m: &Machine, a: EntityRef, b: EntityRef) -> bool {
-        let idle = |e: EntityRef| e.task.is_some_and(|t| m.tasks[t].policy == Policy::Idle);
+        let idle = |e: EntityRef| is_sched_idle(m, e.task);
         match (idle(a), idle(b)) {
             (true, false) => return false,
             (false, true) => return true,
@@ -654,7 +660,7 @@ impl FairHooks for CacUle {
     /// (idle, score): `before`'s order while scores stay below 2^31 (their
     /// `s32` difference cannot wrap); above that, no key.
     fn order_key(&mut self, m: &Machine, e: EntityRef) -> Option<u64> {
-        let idle = e.task.is_some_and(|t| m.tasks[t].policy == Policy::Idle);
+        let idle = is_sched_idle(m, e.task);
         let score = self.fast_score(e, m.now);
         (score < 1 << 31).then_some((u64::from(idle) << 32) | u64::from(score))
     }
@@ -671,7 +677,7 @@ impl FairHooks for CacUle {
             if Some(x.se) == except {
                 continue;
             }
-            let idle = x.task.is_some_and(|t| m.tasks[t].policy == Policy::Idle);
+            let idle = is_sched_idle(m, x.task);
             let e = EntityRef {
                 se: x.se,
                 task: x.task,

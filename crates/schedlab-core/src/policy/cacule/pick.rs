@@ -35,7 +35,6 @@ use crate::class::fair::hooks::EntityRef;
 use crate::clock::{Ns, MSEC};
 use crate::machine::Machine;
 use crate::task::TaskId;
-use crate::workload::Policy;
 use std::collections::VecDeque;
 
 /// How far ahead a queue's IS bound holds: longer means fewer rebuilds
@@ -588,7 +587,7 @@ impl CacUle {
         if Some(e.se) == except {
             return Some(false);
         }
-        let idle = e.task.is_some_and(|t| m.tasks[t].policy == Policy::Idle);
+        let idle = super::is_sched_idle(m, e.task);
         let score = self.fast_score(e, m.now);
         if score >= 1 << 31 {
             return None;
