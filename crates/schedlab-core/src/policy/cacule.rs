@@ -74,7 +74,11 @@
 //! the lowest IS found; during a pass that moved tasks to or from a CPU, that CPU's
 //! candidate is searched in the pass's task list (`CandMemo`, cacule/rdb.rs).
 //! Both indexes follow the fair class's lists (`FairHooks::list_changed`)
-//! and re-index an entity whenever its node changes while it waits.
+//! and re-index an entity whenever its node changes while it waits. Both
+//! append a joining entity to a short unsorted list and forget a leaving
+//! one (its entry is skipped, then dropped when the index is re-keyed at
+//! its next horizon, which sorts the joined entries in): a switch, one
+//! leave and one join, shifts no sorted entries.
 //!
 //! Departures (also docs/model.md, "CacULE"):
 //! * RDB candidates are computed when a balancer pass reads them, not published
