@@ -201,3 +201,16 @@ def test_timer_jitter_spreads_sleep_cycles_reproducibly():
     # Consecutive timers each add 0..J: a cycle is c + (j_next - j_prev), within c ± J.
     # (The ftrace text has microseconds: up to 41 distinct cycle lengths.)
     assert all(abs(c - base[0]) <= 20_000 for c in jit) and len(set(jit)) > 15
+
+
+def test_first_cpu_is_where_the_start_placed_each_task():
+    """Four hogs on four idle CPUs start one per CPU; pinned tasks start on their CPU."""
+    wl = {"global": {"duration": 1},
+          "tasks": {"hog": {"instance": 4, "run": 1000000}}}
+    r = schedlab.simulate(wl, "eevdf", cpus=4)
+    assert sorted(t["first_cpu"] for t in r.metrics.tasks) == [0, 1, 2, 3]
+    pinned = {"global": {"duration": 1},
+              "tasks": {"a": {"run": 1000, "cpus": [2]}, "b": {"run": 1000, "cpus": [3]}}}
+    r = schedlab.simulate(pinned, "eevdf", cpus=4)
+    assert {t["name"]: t["first_cpu"] for t in r.metrics.tasks} == {"a": 2, "b": 3}
+    assert "start placed it" in r.metrics.describe("first_cpu")

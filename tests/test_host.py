@@ -357,6 +357,29 @@ def test_fidelity_judges_medians_of_several_host_runs():
     assert bad.returncode == 2 and "--host-runs: expected 1..9" in bad.stderr
 
 
+def test_fidelity_shows_where_the_start_placed_each_object():
+    """The first CPUs of a task object's instances, simulator against host, run by run."""
+    from schedlab.fidelity import compare_run, cpu_ranges, merge_runs, table
+
+    def task(name, first):
+        return {"name": name, "cpu_time_us": 1000, "nivcsw": 10, "wakeups": 0, "first_cpu": first,
+                "wakeup_latency_p50_us": None, "wakeup_latency_p90_us": None,
+                "wakeup_latency_p99_us": None}
+
+    sim = {"tasks": [task("hog-0", 0), task("hog-1", 1), task("hog-2", 2), task("one", 0)],
+           "migrations": 0, "cpus": 2}
+    host = [{"tasks": [task("hog-0", 7), task("hog-1", 5), task("hog-2", None), task("one", 3)],
+             "migrations": 0, "cpus": 2} for _ in range(2)]
+    host[1]["tasks"][2] = task("hog-2", 6)
+    one = compare_run(sim, host[0])
+    assert one["layout"] == {"sim": {"hog": [0, 1, 2]}, "host": {"hog": [5, 7, None]}}
+    merged = merge_runs([compare_run(sim, h) for h in host])
+    lines = table({"cpus": 8, "seconds": 1, "machine": None, "workloads": {
+        "w": {"about": "three hogs", "scheduler": "eevdf", **merged}}}).splitlines()
+    assert "  first CPUs hog: sim 0-2 | host 5,7,? / 5-7" in lines
+    assert cpu_ranges([0, 0, 0, 1, 1, None]) == "0x3,1x2,?"
+
+
 def test_compare_needs_two_files_or_a_workload():
     r = run("compare")
     assert r.returncode == 2 and "two metrics files (A B)" in r.stderr and "--workload FILE" in r.stderr

@@ -154,7 +154,34 @@ def compare_run(sim: dict, host: dict) -> Dict[str, Any]:
     run = {"migrations": _judge_migrations(sim["migrations"], host["migrations"])}
     if sim["cpus"] >= 8:
         run["jain_fairness"] = _judge(sim["jain_fairness"], host["jain_fairness"], 0.01)
-    return {"tasks": rows, "run": run}
+    return {"tasks": rows, "run": run, "layout": {"sim": layout(sim["tasks"]), "host": layout(host["tasks"])}}
+
+
+def layout(tasks: List[dict]) -> Dict[str, List[Optional[int]]]:
+    """Per task object of more than one instance: the CPUs its instances first ran on, sorted
+    (None, last: never ran or withheld). Where the start put them, which later placement follows
+    (shown beside the judged figures, not judged)."""
+    by: Dict[str, List[Optional[int]]] = {}
+    for t in tasks:
+        m = _INSTANCE.match(t["name"])
+        by.setdefault(m.group(1) if m else t["name"], []).append(t.get("first_cpu"))
+    return {k: sorted(v, key=lambda c: (c is None, c or 0)) for k, v in by.items() if len(v) > 1}
+
+
+def cpu_ranges(cpus: List[Optional[int]]) -> str:
+    """``[0, 1, 2, 5, None]`` as ``0-2,5,?``; where some CPU holds several, counts instead:
+    ``[0, 0, 0, 1, 1]`` as ``0x3,1x2``."""
+    known = sorted(c for c in cpus if c is not None)
+    unknown = ["?"] * (len(cpus) - len(known))
+    if len(set(known)) < len(known):
+        return ",".join([f"{c}x{known.count(c)}" for c in sorted(set(known))] + unknown)
+    runs: List[List[int]] = []
+    for c in known:
+        if runs and c == runs[-1][1] + 1:
+            runs[-1][1] = c
+        else:
+            runs.append([c, c])
+    return ",".join([str(a) if a == b else f"{a}-{b}" for a, b in runs] + unknown)
 
 
 def _median(xs: List[Optional[float]]) -> Optional[float]:
@@ -201,7 +228,9 @@ def merge_runs(runs: List[Dict[str, Any]]) -> Dict[str, Any]:
     if all("jain_fairness" in r["run"] for r in runs):
         run["jain_fairness"] = _judge(_median([r["run"]["jain_fairness"]["sim"] for r in runs]),
                                       _median([r["run"]["jain_fairness"]["host"] for r in runs]), 0.01)
-    return {"tasks": out_rows, "run": run}
+    # Layouts are shown run by run (the simulator's differs only with the tick phase).
+    lay = {"sim": [r["layout"]["sim"] for r in runs], "host": [r["layout"]["host"] for r in runs]}
+    return {"tasks": out_rows, "run": run, "layout": lay}
 
 
 def sim_topology(topo: Dict[str, Optional[int]], ncpu: int) -> Dict[str, int]:
@@ -334,6 +363,7 @@ def table(f: Dict[str, Any]) -> str:
             lines.append(f"  {k}: {cell(j, num).strip()}")
             ok += j["ok"] is True
             miss += j["ok"] is False
+        lines += _layout_lines(w.get("layout") or {})
         if "tick_phases_ns" in w:
             lines.append(f"  judged figures whose host range alone is wider than their tolerance: {wide}")
             unsteady += wide
@@ -341,6 +371,21 @@ def table(f: Dict[str, Any]) -> str:
               + (f" ({unsteady} judged figures vary more than their tolerance between host runs)"
                  if f.get("host_runs", 1) > 1 else "")]
     return "\n".join(lines)
+
+
+def _layout_lines(lay: Dict[str, Any]) -> List[str]:
+    """``first CPUs hog: sim 0-7 | host 5-7,9-12,15`` per task object (several runs: ``/``)."""
+    sims, hosts = lay.get("sim"), lay.get("host")
+    if sims is None:
+        return []
+    if isinstance(sims, dict):
+        sims, hosts = [sims], [hosts]
+    out = []
+    for obj in sims[0]:
+        sim = " / ".join(dict.fromkeys(cpu_ranges(s.get(obj, [])) for s in sims))
+        host = " / ".join(cpu_ranges(h.get(obj, [])) for h in hosts)
+        out.append(f"  first CPUs {obj}: sim {sim} | host {host}")
+    return out
 
 
 def _div(x: Optional[float], by: int) -> Optional[float]:

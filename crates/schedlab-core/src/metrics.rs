@@ -73,6 +73,8 @@ described! {
         pub nivcsw: u64,
         /// CPU changes.
         pub migrations: u64,
+        /// The CPU of the task's first switch-in within the measured run (null if it never ran in it): where the start placed it.
+        pub first_cpu: Option<usize>,
         /// rt-app `run` work completed, µs at the calibration CPU's speed.
         pub work_done_us: f64,
         /// Completed iterations of the task's phase list.
@@ -419,6 +421,7 @@ pub fn collect(
             nvcsw: s.nvcsw,
             nivcsw: s.nivcsw,
             migrations: s.migrations,
+            first_cpu: s.first_cpu,
             work_done_us: to_us(s.work_done),
             loops_done: s.loops_done,
             created_us: to_us(t.created),

@@ -143,6 +143,8 @@ pub struct TaskStats {
     pub activations: Vec<Activation>,
     /// Waking → running latencies.
     pub wakeup_latency: LatencyStats,
+    /// The CPU of its first switch-in.
+    pub first_cpu: Option<usize>,
 }
 
 /// Statistics of a whole run.

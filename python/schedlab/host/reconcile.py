@@ -24,7 +24,7 @@ SWITCH_REL, SWITCH_ABS = 0.10, 2
 # Task fields only the trace can give: withheld when the thread's trace disagrees with /proc.
 TRACE_ONLY = ("wakeups", "wakeup_latency_min_us", "wakeup_latency_avg_us", "wakeup_latency_max_us",
               "wakeup_latency_p50_us", "wakeup_latency_p90_us", "wakeup_latency_p99_us",
-              "wakeup_latency_p99_9_us", "migrations")
+              "wakeup_latency_p99_9_us", "migrations", "first_cpu")
 
 
 def _pct(trace: float, proc: float) -> str:

@@ -399,7 +399,13 @@ impl Simulator {
             self.m.stats.tasks[n].wakeup_latency.record(now - w);
         }
         t.last_run_start = now;
-        self.m.stats.tasks[n].quantum_work = self.m.stats.tasks[n].work_done;
+        let s = &mut self.m.stats.tasks[n];
+        s.quantum_work = s.work_done;
+        // A task that has run has CPU time (on the line just written): its
+        // first CPU is then known, and its last line stays unread.
+        if s.cpu_time == 0 && s.first_cpu.is_none() {
+            s.first_cpu = Some(cpu);
+        }
         let overhead = std::mem::take(&mut self.m.rqs[cpu].pending_overhead);
         let delay = self.cs_cost + overhead + if migrated { self.mig_cost } else { 0 };
         if self.m.tasks[n].prog.busy.is_some() {

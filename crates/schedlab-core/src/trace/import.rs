@@ -70,6 +70,8 @@ pub struct TaskTimeline {
     pub nivcsw: u64,
     /// `sched_migrate_task` events.
     pub migrations: u64,
+    /// The CPU of its first switch-in inside the window.
+    pub first_cpu: Option<usize>,
     /// Run bursts and the sleeps after them, for replay: (run ns, sleep ns).
     pub bursts: Vec<(Ns, Ns)>,
     running_since: Option<Ns>,
@@ -293,6 +295,9 @@ impl Timeline {
             }
         }
         t.wait_time += waited;
+        if inside && t.first_cpu.is_none() {
+            t.first_cpu = Some(cpu);
+        }
         t.running_since = Some(ts);
         self.busy_since[cpu] = Some(ts);
     }
@@ -609,5 +614,39 @@ mod tests {
         assert_eq!((t1(&part).nivcsw, t1(&part).nvcsw), (1, 0));
         assert_eq!(part.span, (1_500_000_000, 3_500_000_000));
         assert_eq!(part.metrics().duration_us, 2_000_000.0);
+    }
+
+    /// A task's first CPU is that of its first switch-in inside the window.
+    #[test]
+    fn first_cpu_is_where_the_task_first_ran_in_the_window() {
+        let sw = |cpu: u32, t: &str, a: u32, st: &str, b: u32| {
+            format!("x-{a} [{cpu:03}] d..2. {t}: sched_switch: prev_comm=t{a} prev_pid={a} prev_prio=120 prev_state={st} ==> next_comm=t{b} next_pid={b} next_prio=120")
+        };
+        let text = [
+            sw(1, "1.000000", 0, "R", 1),
+            sw(1, "2.000000", 1, "S", 0),
+            "x-0 [002] d..2. 2.500000: sched_waking: comm=t1 pid=1 prio=120 target_cpu=002".into(),
+            "x-0 [002] d..2. 2.500001: sched_wakeup: comm=t1 pid=1 prio=120 target_cpu=002".into(),
+            sw(2, "3.000000", 0, "R", 1),
+            sw(2, "4.000000", 1, "S", 0),
+        ]
+        .join("\n");
+        let whole = import(&text, false).expect("imports");
+        let part =
+            import_window(&text, false, Some((1_500_000_000, 4_500_000_000))).expect("imports");
+        let t1 = |i: &Imported| i.tasks.iter().find(|t| t.pid == 1).cloned().expect("t1");
+        assert_eq!(t1(&whole).first_cpu, Some(1));
+        assert_eq!(t1(&part).first_cpu, Some(2));
+        let later =
+            import_window(&text, false, Some((4_500_000_000, 5_000_000_000))).expect("imports");
+        assert_eq!(t1(&later).first_cpu, None, "never ran in the window");
+        assert_eq!(
+            part.metrics()
+                .tasks
+                .iter()
+                .find(|t| t.pid == 1)
+                .and_then(|t| t.first_cpu),
+            Some(2)
+        );
     }
 }

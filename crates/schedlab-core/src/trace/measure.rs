@@ -132,6 +132,7 @@ impl Imported {
                     nvcsw: t.nvcsw,
                     nivcsw: t.nivcsw,
                     migrations: t.migrations,
+                    first_cpu: t.first_cpu,
                     work_done_us: 0.0,
                     loops_done: 0,
                     created_us: to_us(t.first.saturating_sub(start)),
