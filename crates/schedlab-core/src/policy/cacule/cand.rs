@@ -13,7 +13,7 @@
 //! a search reads IS in that order and stops at the first task whose bound
 //! exceeds the lowest IS found (it can neither be lower nor tie).
 
-use super::pick::sort_and_merge;
+use super::pick::{sort_and_merge, COMPACT_SLACK};
 use super::rdb::candidate_beats;
 use super::{interactivity_score, CacUle};
 use crate::clock::{Ns, MSEC};
@@ -102,6 +102,35 @@ impl CacUle {
             task: u32::try_from(t).expect("task ids fit 32 bits"),
         });
         self.cand_at[t] = Some((cpu, bound));
+        let q = &self.cand_index[cpu];
+        if q.ents.len() + q.joined.len() > 2 * q.live + COMPACT_SLACK {
+            // Joins and leaves without a search in between.
+            let mut q = std::mem::take(&mut self.cand_index[cpu]);
+            self.cand_compact(cpu, &mut q);
+            self.cand_index[cpu] = q;
+        }
+        let q = &self.cand_index[cpu];
+        debug_assert!(q.ents.len() + q.joined.len() <= 2 * q.live + COMPACT_SLACK);
+    }
+
+    /// Drops `q`'s (the index of `cpu`) entries that are not current, and
+    /// all but the first of a task's (a task that left and came back with
+    /// the same bound has two that look current); the others keep their
+    /// bounds and order.
+    fn cand_compact(&mut self, cpu: CpuId, q: &mut CandIndex) {
+        for part in [&mut q.ents, &mut q.joined] {
+            part.retain(|y| {
+                let keep = self.cand_current(cpu, y);
+                if keep {
+                    self.cand_at[y.task()] = None;
+                }
+                keep
+            });
+        }
+        for y in q.ents.iter().chain(&q.joined) {
+            self.cand_at[y.task()] = Some((cpu, y.bound));
+        }
+        q.live = q.ents.len() + q.joined.len();
     }
 
     /// Task `t` is no longer listed.
@@ -133,18 +162,8 @@ impl CacUle {
     /// entries, each once, bounded at the new horizon and sorted.
     fn cand_rekey(&mut self, cpu: CpuId, q: &mut CandIndex, now: u64) {
         q.horizon = now.saturating_add(HORIZON);
+        self.cand_compact(cpu, q);
         let (mut ents, mut joined) = (std::mem::take(&mut q.ents), std::mem::take(&mut q.joined));
-        for part in [&mut ents, &mut joined] {
-            // A task that left and came back with the same bound has two
-            // current entries: keep the first.
-            part.retain(|y| {
-                let keep = self.cand_current(cpu, y);
-                if keep {
-                    self.cand_at[y.task()] = None;
-                }
-                keep
-            });
-        }
         for y in ents.iter_mut().chain(joined.iter_mut()) {
             y.bound = self.task_is_at(y.task(), q.horizon);
             self.cand_at[y.task()] = Some((cpu, y.bound));

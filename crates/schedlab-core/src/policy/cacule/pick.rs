@@ -41,6 +41,10 @@ use std::collections::VecDeque;
 /// (one IS per entity) but a looser bound.
 const LB_HORIZON: Ns = 32 * MSEC;
 
+/// Dead entries beyond the live ones a queue may hold before a join drops
+/// them (a scan's re-keying drops them too).
+pub(super) const COMPACT_SLACK: usize = 64;
+
 /// Below this many entities the fair class's scan is as cheap.
 const MIN_INDEXED: usize = 12;
 
@@ -360,6 +364,21 @@ impl RqIndex {
         self.active = false;
     }
 
+    /// Drops the entries whose slot is dead, freeing their slots (the keys
+    /// of the others hold: same horizon, same order).
+    fn compact(&mut self) {
+        let (slab, free) = (&self.slab, &mut self.free);
+        for part in [&mut self.ents, &mut self.joined] {
+            part.retain(|y| {
+                let current = slab[y.slot as usize].seq != DEAD;
+                if !current {
+                    free.push(y.slot);
+                }
+                current
+            });
+        }
+    }
+
     /// Stores `b` in a free slot.
     fn store(&mut self, b: BoundIn) -> u32 {
         match self.free.pop() {
@@ -456,6 +475,12 @@ impl CacUle {
         });
         q.live += 1;
         self.listed_at[x.se] = Some((rq, slot));
+        if q.ents.len() + q.joined.len() > 2 * q.live + COMPACT_SLACK {
+            // Joins and leaves without a scan in between (a queue whose
+            // group is not picked): drop the dead entries now.
+            q.compact();
+        }
+        debug_assert!(q.ents.len() + q.joined.len() <= 2 * q.live + COMPACT_SLACK);
     }
 
     /// `se` left its queue's list.
@@ -554,16 +579,8 @@ impl CacUle {
     fn index_rekey(&mut self, q: &mut RqIndex, now: u64) {
         q.horizon = now.saturating_add(LB_HORIZON);
         let horizon = q.horizon;
+        q.compact();
         let (mut ents, mut joined) = (std::mem::take(&mut q.ents), std::mem::take(&mut q.joined));
-        for part in [&mut ents, &mut joined] {
-            part.retain(|y| {
-                let current = q.slab[y.slot as usize].seq != DEAD;
-                if !current {
-                    q.free.push(y.slot);
-                }
-                current
-            });
-        }
         for y in ents.iter_mut().chain(joined.iter_mut()) {
             y.key = self.bound(&q.slab[y.slot as usize], horizon);
         }
