@@ -9,9 +9,12 @@
 //! re-indexes it: `CacUle::retouch`) and its IS only falls as its life
 //! grows, so its IS at the CPU's `horizon` bounds its IS from below until
 //! then. Each CPU keeps its listed tasks sorted by that bound (recomputed
-//! for all of them when the horizon passes, computed for one as it joins);
-//! a search reads IS in that order and stops at the first task whose bound
-//! exceeds the lowest IS found (it can neither be lower nor tie).
+//! for all of them when the horizon passes), those that joined since in a
+//! short unsorted list (bounded as they join); a search reads IS in bound
+//! order and stops at the first task whose bound exceeds the lowest IS
+//! found (it can neither be lower nor tie), then reads the joined tasks
+//! whose bound does not exceed it. A leaving task's entry stays behind,
+//! skipped, until the next re-keying or compaction drops it.
 
 use super::pick::{sort_and_merge, COMPACT_SLACK};
 use super::rdb::candidate_beats;

@@ -20,11 +20,14 @@
 //! `last_run` scores at least K = IS(horizon) + g(horizon − last_run),
 //! where g(T) is the least cache + starve over t in [0, T] (`FTable`: the
 //! two terms are monotone step functions of t, one pair for the run; their
-//! steps are found by search). Each queue keeps its entities sorted by K
-//! (recomputed for all of them when the horizon passes, computed for one
-//! as it joins); the pick scores entities in that order and stops at the
-//! first whose K exceeds the best score so far (it cannot score lower, nor
-//! equal to win on list order). Entities whose `exec_start` is after their
+//! steps are found by search; `FTable::g_bound` reads a log-bucketed copy).
+//! Each queue keeps its entities sorted by K (recomputed for all of them
+//! when the horizon passes), those that joined since in a short unsorted
+//! list (K computed as they join); the pick scores entities in K order and
+//! stops at the first whose K exceeds the best score so far (it cannot
+//! score lower, nor equal to win on list order), then scores the joined
+//! ones whose K does not exceed it. A leaving entity's slot is marked dead
+//! and its entry skipped until the next re-keying or compaction drops it. Entities whose `exec_start` is after their
 //! `last_run` (none, by the rules above, but the bound would not hold) get
 //! the bound 0 and are always scored. In the bench workload (125 entities per
 //! CPU) a pick scores a few entities instead of 125.
