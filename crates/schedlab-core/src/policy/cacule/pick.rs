@@ -620,6 +620,23 @@ impl CacUle {
         Some(better)
     }
 
+    /// [`Self::consider`] for the entity of index entry `y`, unless its
+    /// slot in `slab` is dead.
+    fn consider_entry(
+        &mut self,
+        m: &Machine,
+        slab: &[BoundIn],
+        y: &IdxEnt,
+        except: Option<SeId>,
+        best: &mut Option<Best>,
+    ) -> Option<()> {
+        let b = &slab[y.slot as usize];
+        if b.seq != DEAD {
+            self.consider(m, b.entity(y.se), y.seq, except, best)?;
+        }
+        Some(())
+    }
+
     fn bounded_scan(
         &mut self,
         m: &Machine,
@@ -644,20 +661,11 @@ impl CacUle {
             if best.is_some_and(|(bk, _, _)| y.key > bk) {
                 break;
             }
-            let b = &q.slab[y.slot as usize];
-            if b.seq != DEAD {
-                let e = b.entity(y.se);
-                self.consider(m, e, y.seq, except, &mut best)?;
-            }
+            self.consider_entry(m, &q.slab, y, except, &mut best)?;
         }
         for y in &q.joined {
-            if best.is_some_and(|(bk, _, _)| y.key > bk) {
-                continue;
-            }
-            let b = &q.slab[y.slot as usize];
-            if b.seq != DEAD {
-                let e = b.entity(y.se);
-                self.consider(m, e, y.seq, except, &mut best)?;
+            if best.is_none_or(|(bk, _, _)| y.key <= bk) {
+                self.consider_entry(m, &q.slab, y, except, &mut best)?;
             }
         }
         if except.is_none() {
