@@ -372,7 +372,7 @@ def test_fidelity_shows_where_the_start_placed_each_object():
              "migrations": 0, "cpus": 2} for _ in range(2)]
     host[1]["tasks"][2] = task("hog-2", 6)
     one = compare_run(sim, host[0])
-    assert one["layout"] == {"sim": {"hog": [0, 1, 2]}, "host": {"hog": [5, 7, None]}}
+    assert one["layout"] == {"sim": [{"hog": [0, 1, 2]}], "host": [{"hog": [5, 7, None]}]}
     merged = merge_runs([compare_run(sim, h) for h in host])
     lines = table({"cpus": 8, "seconds": 1, "machine": None, "workloads": {
         "w": {"about": "three hogs", "scheduler": "eevdf", **merged}}}).splitlines()

@@ -154,7 +154,9 @@ def compare_run(sim: dict, host: dict) -> Dict[str, Any]:
     run = {"migrations": _judge_migrations(sim["migrations"], host["migrations"])}
     if sim["cpus"] >= 8:
         run["jain_fairness"] = _judge(sim["jain_fairness"], host["jain_fairness"], 0.01)
-    return {"tasks": rows, "run": run, "layout": {"sim": layout(sim["tasks"]), "host": layout(host["tasks"])}}
+    # One layout per run, so that merged runs keep the same shape.
+    lay = {"sim": [layout(sim["tasks"])], "host": [layout(host["tasks"])]}
+    return {"tasks": rows, "run": run, "layout": lay}
 
 
 def layout(tasks: List[dict]) -> Dict[str, List[Optional[int]]]:
@@ -229,7 +231,7 @@ def merge_runs(runs: List[Dict[str, Any]]) -> Dict[str, Any]:
         run["jain_fairness"] = _judge(_median([r["run"]["jain_fairness"]["sim"] for r in runs]),
                                       _median([r["run"]["jain_fairness"]["host"] for r in runs]), 0.01)
     # Layouts are shown run by run (the simulator's differs only with the tick phase).
-    lay = {"sim": [r["layout"]["sim"] for r in runs], "host": [r["layout"]["host"] for r in runs]}
+    lay = {side: [x for r in runs for x in r["layout"][side]] for side in ("sim", "host")}
     return {"tasks": out_rows, "run": run, "layout": lay}
 
 
@@ -376,10 +378,8 @@ def table(f: Dict[str, Any]) -> str:
 def _layout_lines(lay: Dict[str, Any]) -> List[str]:
     """``first CPUs hog: sim 0-7 | host 5-7,9-12,15`` per task object (several runs: ``/``)."""
     sims, hosts = lay.get("sim"), lay.get("host")
-    if sims is None:
+    if not sims:
         return []
-    if isinstance(sims, dict):
-        sims, hosts = [sims], [hosts]
     out = []
     for obj in sims[0]:
         sim = " / ".join(dict.fromkeys(cpu_ranges(s.get(obj, [])) for s in sims))

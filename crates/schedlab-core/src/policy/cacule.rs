@@ -77,8 +77,9 @@
 //! and re-index an entity whenever its node changes while it waits. Both
 //! append a joining entity to a short unsorted list and forget a leaving
 //! one (its entry is skipped, then dropped when the index is re-keyed at
-//! its next horizon, which sorts the joined entries in): a switch, one
-//! leave and one join, shifts no sorted entries.
+//! its next horizon, which sorts the joined entries in, or compacted once
+//! dead entries crowd it): a switch, one leave and one join, shifts no
+//! sorted entries.
 //!
 //! Departures (also docs/model.md, "CacULE"):
 //! * RDB candidates are computed when a balancer pass reads them, not published

@@ -16,7 +16,7 @@
 //! whose bound does not exceed it. A leaving task's entry stays behind,
 //! skipped, until the next re-keying or compaction drops it.
 
-use super::pick::{sort_and_merge, COMPACT_SLACK};
+use super::pick::{crowded, sort_and_merge, COMPACT_SLACK, RESCAN_SLACK};
 use super::rdb::candidate_beats;
 use super::{interactivity_score, CacUle};
 use crate::clock::{Ns, MSEC};
@@ -46,8 +46,8 @@ impl CandEnt {
 /// One CPU's listed tasks: `ents` sorted by (bound, task) at the last
 /// re-keying, `joined` since then in no order. Leaving costs nothing: an
 /// entry whose task is no longer indexed here with that bound
-/// (`CacUle::cand_at`) is skipped, and dropped at the next re-keying. A
-/// CPU switches between its listed tasks about three times between two
+/// (`CacUle::cand_at`) is skipped, and dropped at the next re-keying or
+/// compaction. A CPU switches between its listed tasks about three times between two
 /// searches of it (bench workload), each switch a leave and a join, so
 /// the searches sort what the switches only append.
 #[derive(Debug, Clone, Default)]
@@ -55,8 +55,8 @@ pub(super) struct CandIndex {
     ents: Vec<CandEnt>,
     joined: Vec<CandEnt>,
     /// Entries of `ents` and `joined` that are current (the others are
-    /// left behind by leaves): when they are outnumbered, the next search
-    /// re-keys.
+    /// left behind by leaves): when they are outnumbered ([`crowded`]), a
+    /// join compacts and a search re-keys.
     live: usize,
     horizon: u64,
     sorted: bool,
@@ -105,15 +105,16 @@ impl CacUle {
             task: u32::try_from(t).expect("task ids fit 32 bits"),
         });
         self.cand_at[t] = Some((cpu, bound));
+        let entries = |q: &CandIndex| q.ents.len() + q.joined.len();
         let q = &self.cand_index[cpu];
-        if q.ents.len() + q.joined.len() > 2 * q.live + COMPACT_SLACK {
+        if crowded(entries(q), q.live, COMPACT_SLACK) {
             // Joins and leaves without a search in between.
             let mut q = std::mem::take(&mut self.cand_index[cpu]);
             self.cand_compact(cpu, &mut q);
             self.cand_index[cpu] = q;
         }
         let q = &self.cand_index[cpu];
-        debug_assert!(q.ents.len() + q.joined.len() <= 2 * q.live + COMPACT_SLACK);
+        debug_assert!(!crowded(entries(q), q.live, COMPACT_SLACK));
     }
 
     /// Drops `q`'s (the index of `cpu`) entries that are not current, and
@@ -216,7 +217,7 @@ impl CacUle {
         }
         let mut q = std::mem::take(&mut self.cand_index[cpu]);
         let entries = q.ents.len() + q.joined.len();
-        if !q.sorted || now > q.horizon || entries > 2 * q.live + 16 {
+        if !q.sorted || now > q.horizon || crowded(entries, q.live, RESCAN_SLACK) {
             self.cand_rekey(cpu, &mut q, now);
         }
         // (task, IS, listed stamp) of the best so far: the sorted entries

@@ -27,10 +27,11 @@
 //! stops at the first whose K exceeds the best score so far (it cannot
 //! score lower, nor equal to win on list order), then scores the joined
 //! ones whose K does not exceed it. A leaving entity's slot is marked dead
-//! and its entry skipped until the next re-keying or compaction drops it. Entities whose `exec_start` is after their
-//! `last_run` (none, by the rules above, but the bound would not hold) get
-//! the bound 0 and are always scored. In the bench workload (125 entities per
-//! CPU) a pick scores a few entities instead of 125.
+//! and its entry skipped until the next re-keying or compaction drops it.
+//! Entities whose `exec_start` is after their `last_run` (none, by the
+//! rules above, but the bound would not hold) get the bound 0 and are
+//! always scored. In the bench workload (125 entities per CPU) a pick
+//! scores a few entities instead of 125.
 
 use super::CacUle;
 use crate::class::fair::entity::{ListEntry, RqId, SeId};
@@ -44,9 +45,19 @@ use std::collections::VecDeque;
 /// (one IS per entity) but a looser bound.
 const LB_HORIZON: Ns = 32 * MSEC;
 
-/// Dead entries beyond the live ones a queue may hold before a join drops
-/// them (a scan's re-keying drops them too).
+/// Dead entries beyond the live ones an index may hold before a join drops
+/// them (an index that is also read re-keys earlier: `RESCAN_SLACK`).
 pub(super) const COMPACT_SLACK: usize = 64;
+
+/// Dead entries beyond the live ones a scan (or the balancer's search)
+/// reads past before it re-keys ahead of its horizon.
+pub(super) const RESCAN_SLACK: usize = 16;
+
+/// Whether an index of `entries` entries, `live` of them current, holds
+/// more than `slack` dead ones beyond the live.
+pub(super) fn crowded(entries: usize, live: usize, slack: usize) -> bool {
+    entries > 2 * live + slack
+}
 
 /// Below this many entities the fair class's scan is as cheap.
 const MIN_INDEXED: usize = 12;
@@ -319,10 +330,11 @@ const DEAD: u64 = u64::MAX;
 
 /// One queue's entities by (K, seq): `ents` sorted at the last re-keying,
 /// `joined` since then in no order. Leaving costs nothing: an entry whose
-/// slot is marked dead is skipped, and dropped at the next re-keying. A pick takes an entity and
-/// puts the previous one back, so each switch would otherwise shift two
-/// sorted entries; a scan reads the sorted prefix up to the best score,
-/// then the few joined entries whose bound does not exceed it.
+/// slot is marked dead is skipped, and dropped at the next re-keying or
+/// compaction. A pick takes an entity and puts the previous one back, so
+/// each switch would otherwise shift two sorted entries; a scan reads the
+/// sorted prefix up to the best score, then the few joined entries whose
+/// bound does not exceed it.
 #[derive(Debug, Clone, Default)]
 pub(super) struct RqIndex {
     /// Sorted by (key, seq) while `sorted` (else keys stale).
@@ -331,12 +343,13 @@ pub(super) struct RqIndex {
     joined: Vec<IdxEnt>,
     /// The bound inputs of every entry, by `IdxEnt::slot`.
     slab: Vec<BoundIn>,
-    /// Slots of `slab` free for reuse: those of the entries a re-keying
+    /// Slots of `slab` free for reuse: those of the entries a compaction
     /// dropped (a slot left behind by a leave is not reused before, so a
     /// stale entry never matches a current one).
     free: Vec<u32>,
     /// Entries that are current (the others were left behind by leaves):
-    /// when they are outnumbered, the next scan re-keys.
+    /// when they are outnumbered ([`crowded`]), a join compacts and a scan
+    /// re-keys.
     live: usize,
     /// The keys hold until then.
     horizon: u64,
@@ -478,12 +491,16 @@ impl CacUle {
         });
         q.live += 1;
         self.listed_at[x.se] = Some((rq, slot));
-        if q.ents.len() + q.joined.len() > 2 * q.live + COMPACT_SLACK {
+        if crowded(q.ents.len() + q.joined.len(), q.live, COMPACT_SLACK) {
             // Joins and leaves without a scan in between (a queue whose
             // group is not picked): drop the dead entries now.
             q.compact();
         }
-        debug_assert!(q.ents.len() + q.joined.len() <= 2 * q.live + COMPACT_SLACK);
+        debug_assert!(!crowded(
+            q.ents.len() + q.joined.len(),
+            q.live,
+            COMPACT_SLACK
+        ));
     }
 
     /// `se` left its queue's list.
@@ -650,7 +667,7 @@ impl CacUle {
             }
         }
         let entries = q.ents.len() + q.joined.len();
-        if !q.sorted || now > q.horizon || entries > 2 * q.live + 16 {
+        if !q.sorted || now > q.horizon || crowded(entries, q.live, RESCAN_SLACK) {
             self.index_rekey(q, now);
         }
         // (key, seq, se) of the best so far: the sorted entries up to the
