@@ -88,7 +88,7 @@ impl IsMemo {
 /// and s ≤ l − v + 1, so s ≤ s_max for every l ≤ s_max + v − 1. Only where
 /// 2·m fits the `unsigned int` result (m < 2^31) is IS monotone in l;
 /// otherwise the span is `life` alone.
-fn is_and_last_life(life: u64, vruntime: u64, m: u32) -> (u32, u64) {
+pub(super) fn is_and_last_life(life: u64, vruntime: u64, m: u32) -> (u32, u64) {
     let v = vruntime | 1;
     let mm = u64::from(m);
     let s = if life > v { (life - v) | 1 } else { 1 };

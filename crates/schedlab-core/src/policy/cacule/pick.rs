@@ -33,6 +33,7 @@
 //! always scored. In the bench workload (125 entities per CPU) a pick
 //! scores a few entities instead of 125.
 
+use super::fast::is_and_last_life;
 use super::CacUle;
 use crate::class::fair::entity::{ListEntry, RqId, SeId};
 use crate::class::fair::hooks::EntityRef;
@@ -232,18 +233,20 @@ struct IdxEnt {
     slot: u32,
 }
 
-/// What the bound of a listed entity reads of its node (which does not
-/// change while it is listed), kept in its queue's slab so that a horizon's
-/// re-keying reads one small array.
+/// What the bound and the score of a listed entity read of its node
+/// (which does not change while it is listed), kept in its queue's slab
+/// so that a horizon's re-keying and a scan read one small array, never
+/// the nodes (64 bytes: one cache line).
 #[derive(Debug, Clone, Copy)]
 struct BoundIn {
     start_time: u64,
     vruntime: u64,
-    /// `last_run`, or `u64::MAX` where no bound holds (`exec_start` after
-    /// `last_run`).
     last_run: u64,
-    /// The node's IS memo at the join (lives `memo_lo..=memo_hi` have IS
-    /// `memo_val` for this vruntime; empty when `memo_lo > memo_hi`).
+    exec_start: u64,
+    /// An IS memo for this vruntime (lives `memo_lo..=memo_hi` have IS
+    /// `memo_val`; empty when `memo_lo > memo_hi`): the node's at the
+    /// join, then refilled by the scan (not handed back to the node: that
+    /// measured slower).
     memo_lo: u64,
     memo_hi: u64,
     memo_val: u32,
@@ -261,6 +264,22 @@ impl BoundIn {
             task: (self.task != u32::MAX).then_some(self.task as TaskId),
             is_curr: false,
         }
+    }
+
+    /// `last_run` where the bound holds (`exec_start` not after it).
+    fn bounded_last_run(&self) -> Option<u64> {
+        (self.exec_start <= self.last_run).then_some(self.last_run)
+    }
+
+    /// IS at `life`, from the memo or computed and memoised.
+    #[inline]
+    fn is_at(&mut self, life: u64, m: u32) -> u32 {
+        if self.memo_lo <= life && life <= self.memo_hi {
+            return self.memo_val;
+        }
+        let (val, hi) = is_and_last_life(life, self.vruntime, m);
+        (self.memo_lo, self.memo_hi, self.memo_val) = (life, hi, val);
+        val
     }
 }
 
@@ -414,7 +433,8 @@ impl CacUle {
     /// K of `b`: its least score until `horizon` (0 where no bound
     /// applies).
     fn bound(&self, b: &BoundIn, horizon: u64) -> u64 {
-        let (Some(ft), Some(waited)) = (&self.ftable, horizon.checked_sub(b.last_run)) else {
+        let last_run = b.bounded_last_run().unwrap_or(u64::MAX);
+        let (Some(ft), Some(waited)) = (&self.ftable, horizon.checked_sub(last_run)) else {
             return 0;
         };
         // The join's memo when it covers the horizon, else the formula.
@@ -450,10 +470,8 @@ impl CacUle {
         let b = BoundIn {
             start_time: n.start_time,
             vruntime: n.vruntime,
-            last_run: match n.exec_start <= n.last_run {
-                true => n.last_run,
-                false => u64::MAX,
-            },
+            last_run: n.last_run,
+            exec_start: n.exec_start,
             memo_lo,
             memo_hi,
             memo_val,
@@ -611,45 +629,35 @@ impl CacUle {
         q.sorted = true;
     }
 
-    /// Scores `e`, listed at `seq`, into `best` (key, seq, se): whether it
-    /// became the best, or None if its score has no key.
-    fn consider(
-        &mut self,
-        m: &Machine,
-        e: EntityRef,
-        seq: u64,
-        except: Option<SeId>,
-        best: &mut Option<Best>,
-    ) -> Option<bool> {
-        if Some(e.se) == except {
-            return Some(false);
-        }
-        let idle = super::is_sched_idle(m, e.task);
-        let score = self.fast_score(e, m.now);
-        if score >= 1 << 31 {
-            return None;
-        }
-        let k = (u64::from(idle) << 32) | u64::from(score);
-        let better = beats(k, seq, *best);
-        if better {
-            *best = Some((k, seq, e.se));
-        }
-        Some(better)
-    }
-
-    /// [`Self::consider`] for the entity of index entry `y`, unless its
-    /// slot in `slab` is dead.
+    /// Scores the entity of index entry `y` into `best` (key, seq, se)
+    /// unless its slot in `slab` is dead or it is `except` (None: its score
+    /// has no key), scored from the slot (the node's values, so
+    /// the same score as `fast_score`: debug builds check the scan's
+    /// answer against the full scan's).
     fn consider_entry(
-        &mut self,
+        &self,
         m: &Machine,
-        slab: &[BoundIn],
+        slab: &mut [BoundIn],
         y: &IdxEnt,
         except: Option<SeId>,
         best: &mut Option<Best>,
     ) -> Option<()> {
-        let b = &slab[y.slot as usize];
-        if b.seq != DEAD {
-            self.consider(m, b.entity(y.se), y.seq, except, best)?;
+        let b = &mut slab[y.slot as usize];
+        if b.seq == DEAD || Some(y.se as SeId) == except {
+            return Some(());
+        }
+        let now = m.now;
+        let idle = super::is_sched_idle(m, b.entity(y.se).task);
+        let is = b.is_at(now.wrapping_sub(b.start_time), self.f.interactivity);
+        let cache = self.fast.cache(now.wrapping_sub(b.exec_start));
+        let starve = self.fast.starve(now.wrapping_sub(b.last_run));
+        let score = is.wrapping_add(cache).wrapping_add(starve);
+        if score >= 1 << 31 {
+            return None;
+        }
+        let k = (u64::from(idle) << 32) | u64::from(score);
+        if beats(k, y.seq, *best) {
+            *best = Some((k, y.seq, y.se as SeId));
         }
         Some(())
     }
@@ -678,11 +686,11 @@ impl CacUle {
             if best.is_some_and(|(bk, _, _)| y.key > bk) {
                 break;
             }
-            self.consider_entry(m, &q.slab, y, except, &mut best)?;
+            self.consider_entry(m, &mut q.slab, y, except, &mut best)?;
         }
         for y in &q.joined {
             if best.is_none_or(|(bk, _, _)| y.key <= bk) {
-                self.consider_entry(m, &q.slab, y, except, &mut best)?;
+                self.consider_entry(m, &mut q.slab, y, except, &mut best)?;
             }
         }
         if except.is_none() {
