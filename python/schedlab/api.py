@@ -6,16 +6,22 @@ import json
 import math
 import os
 import re
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
+from collections.abc import Mapping
 
 from . import _native
 
-if TYPE_CHECKING:  # pandas is imported where a DataFrame is made: `schedlab check` never needs it
+# Names for annotations only (every annotation is a string here: `from __future__ import
+# annotations`): importing typing costs `schedlab run` about 3 ms of start-up (issue 18), and
+# pandas is imported where a DataFrame is made (`schedlab check` never needs it).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
+
     import pandas as pd
 
     from .ext import Policy
 
-WorkloadLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+    WorkloadLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 
 _UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 

@@ -7,7 +7,6 @@ import json
 import os
 import sys
 import time
-from typing import List, Optional, Sequence, Tuple
 
 from . import _native
 from .api import SimResult, check, parse_duration, schedulers, simulate
@@ -15,6 +14,12 @@ from .cliargs import PERFETTO_EXT, PartialParse
 from .cliargs import parser as _parser
 from .output import write_output
 from .report import compare_table, registry_markdown, task_table
+
+# Names for annotations only: importing typing costs `schedlab run` about 3 ms of start-up
+# (issue 18), and every annotation here is a string (`from __future__ import annotations`).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import List, Optional, Sequence, Tuple
 
 
 class _Progress:

@@ -6,9 +6,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import List, Optional, Tuple
 
 from .api import schedulers
+
+# Names for annotations only: importing typing costs `schedlab run` about 3 ms of start-up
+# (issue 18), and every annotation here is a string (`from __future__ import annotations`).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import List, Optional, Tuple
 
 PERFETTO_EXT = (".pftrace", ".perfetto-trace", ".pb")
 

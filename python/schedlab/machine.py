@@ -15,10 +15,15 @@ A profile is JSON::
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Tuple
 
 from . import _native
 from .api import schedulers
+
+# Names for annotations only: importing typing costs `schedlab run` about 3 ms of start-up
+# (issue 18), and every annotation here is a string (`from __future__ import annotations`).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, Tuple
 
 VERSION = 1
 

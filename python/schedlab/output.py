@@ -14,11 +14,16 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from typing import BinaryIO, Callable, Union
 
-# What to write: text, bytes, or a function that writes the bytes into a binary file (a large
-# trace is produced in pieces rather than held whole in memory).
-Data = Union[str, bytes, Callable[[BinaryIO], None]]
+# Names for annotations only: importing typing costs `schedlab run` about 3 ms of start-up
+# (issue 18), and every annotation here is a string (`from __future__ import annotations`).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import BinaryIO, Callable, Union
+
+    # What to write: text, bytes, or a function that writes the bytes into a binary file (a
+    # large trace is produced in pieces rather than held whole in memory).
+    Data = Union[str, bytes, Callable[[BinaryIO], None]]
 
 
 def _umask() -> int:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from typing import List, Sequence
-
 from .api import SimResult
+
+# Names for annotations only: importing typing costs `schedlab run` about 3 ms of start-up
+# (issue 18), and every annotation here is a string (`from __future__ import annotations`).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import List, Sequence
 
 
 def _fmt(v: object, width: int) -> str:
