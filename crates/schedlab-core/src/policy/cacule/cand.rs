@@ -166,10 +166,21 @@ impl CacUle {
     /// entries, each once, bounded at the new horizon and sorted.
     fn cand_rekey(&mut self, cpu: CpuId, q: &mut CandIndex, now: u64) {
         q.horizon = now.saturating_add(HORIZON);
-        self.cand_compact(cpu, q);
         let (mut ents, mut joined) = (std::mem::take(&mut q.ents), std::mem::take(&mut q.joined));
-        for y in ents.iter_mut().chain(joined.iter_mut()) {
-            y.bound = self.task_is_at(y.task(), q.horizon);
+        // `cand_compact` and the new bounds in one pass (a kept task's
+        // `cand_at` is cleared so that a second entry of it is dropped),
+        // then every kept task's `cand_at` set to its new bound.
+        for part in [&mut ents, &mut joined] {
+            part.retain_mut(|y| {
+                if !self.cand_current(cpu, y) {
+                    return false;
+                }
+                self.cand_at[y.task()] = None;
+                y.bound = self.task_is_at(y.task(), q.horizon);
+                true
+            });
+        }
+        for y in ents.iter().chain(&joined) {
             self.cand_at[y.task()] = Some((cpu, y.bound));
         }
         sort_and_merge(&mut ents, &mut joined, |y| (y.bound, y.task));

@@ -617,10 +617,19 @@ impl CacUle {
     fn index_rekey(&mut self, q: &mut RqIndex, now: u64) {
         q.horizon = now.saturating_add(LB_HORIZON);
         let horizon = q.horizon;
-        q.compact();
         let (mut ents, mut joined) = (std::mem::take(&mut q.ents), std::mem::take(&mut q.joined));
-        for y in ents.iter_mut().chain(joined.iter_mut()) {
-            y.key = self.bound(&q.slab[y.slot as usize], horizon);
+        // Compaction and re-keying in one pass: the dead entries' slots
+        // are freed, the others bounded at the new horizon.
+        for part in [&mut ents, &mut joined] {
+            part.retain_mut(|y| {
+                let b = &q.slab[y.slot as usize];
+                if b.seq == DEAD {
+                    q.free.push(y.slot);
+                    return false;
+                }
+                y.key = self.bound(b, horizon);
+                true
+            });
         }
         sort_and_merge(&mut ents, &mut joined, |y| (y.key, y.seq));
         q.live = ents.len();
