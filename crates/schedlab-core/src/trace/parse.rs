@@ -52,10 +52,9 @@ fn fields<'a>(args: &'a str, keys: &[&str]) -> Option<Vec<&'a str>> {
     let mut pos = vec![];
     let mut from = 0;
     for k in keys {
-        let pat = format!("{k}=");
-        let i = args[from..].find(&pat)? + from;
-        pos.push((i, i + pat.len()));
-        from = i + pat.len();
+        let i = find_key(args, from, k)?;
+        pos.push((i, i + k.len() + 1));
+        from = i + k.len() + 1;
     }
     let mut out = vec![];
     for (n, &(_, start)) in pos.iter().enumerate() {
@@ -63,6 +62,22 @@ fn fields<'a>(args: &'a str, keys: &[&str]) -> Option<Vec<&'a str>> {
         out.push(args[start..end].trim().trim_end_matches("==>").trim());
     }
     Some(out)
+}
+
+/// The first position at or after `from` where `key=` starts in `args`
+/// (`args[from..].find(&format!("{key}="))`, without building the pattern
+/// for every line: the `=` signs are few, so each is tested for `key`
+/// before it).
+fn find_key(args: &str, from: usize, key: &str) -> Option<usize> {
+    let bytes = args.as_bytes();
+    let mut p = from;
+    loop {
+        p += bytes.get(p..)?.iter().position(|b| *b == b'=')?;
+        if p >= from + key.len() && args.as_bytes()[..p].ends_with(key.as_bytes()) {
+            return Some(p - key.len());
+        }
+        p += 1;
+    }
 }
 
 pub(super) fn num<T: std::str::FromStr>(s: &str) -> Option<T> {
@@ -86,31 +101,83 @@ fn cpu_num(s: &str, what: &str) -> Result<usize, String> {
     }
 }
 
+/// The tracepoints read, in the order in which a line is tested for them.
+const EVENTS: [&str; 7] = [
+    "sched_switch",
+    "sched_waking",
+    "sched_wakeup_new",
+    "sched_wakeup",
+    "sched_migrate_task",
+    "sched_process_exit",
+    "sys_exit",
+];
+
+/// The event of a line, with the span of its ` name: ` token: the token
+/// after the timestamp, written `name:` or `SYSTEM:name:` (`sched:` for
+/// the scheduler's events, `raw_syscalls:` for `sys_exit`). As a search of
+/// the whole line for each event in [`EVENTS`] order, each written plainly
+/// first: the first event found anywhere in the line wins, at its first
+/// position. One pass over the line's spaces, where building and running
+/// fourteen searches per line had been most of an import's time: after a
+/// space, the word (letters, digits, `_`) is an event's token iff it is
+/// the event's name followed by `: `, or the system's name, `:`, the
+/// event's name and `: ` (names and systems are such words).
+fn find_event(line: &str) -> Option<(&'static str, (usize, usize))> {
+    fn word(b: &[u8]) -> &[u8] {
+        let n = b
+            .iter()
+            .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+            .unwrap_or(b.len());
+        &b[..n]
+    }
+    let bytes = line.as_bytes();
+    // The first position of each event's plain and prefixed token.
+    let mut first = [[None::<usize>; 2]; EVENTS.len()];
+    for (i, _) in bytes.iter().enumerate().filter(|(_, c)| **c == b' ') {
+        let rest = &bytes[i + 1..];
+        let w = word(rest);
+        let after = &rest[w.len()..];
+        let (form, name, after) = match after.first() {
+            Some(b':') if after.get(1) == Some(&b' ') => (0, w, after),
+            Some(b':') => {
+                let name = word(&after[1..]);
+                (1, name, &after[1 + name.len()..])
+            }
+            _ => continue,
+        };
+        if !after.starts_with(b": ") {
+            continue;
+        }
+        let Some(k) = EVENTS.iter().position(|e| e.as_bytes() == name) else {
+            continue;
+        };
+        let system: &[u8] = if k + 1 == EVENTS.len() {
+            b"raw_syscalls"
+        } else {
+            b"sched"
+        };
+        if (form == 0 || w == system) && first[k][form].is_none() {
+            first[k][form] = Some(i);
+        }
+    }
+    first.iter().zip(EVENTS).find_map(|(at, e)| {
+        let (form, i) = at.iter().enumerate().find_map(|(f, i)| i.map(|i| (f, i)))?;
+        let system = if e == "sys_exit" {
+            "raw_syscalls:"
+        } else {
+            "sched:"
+        };
+        let prefix = if form == 1 { system.len() } else { 0 };
+        Some((e, (i, i + 1 + prefix + e.len() + 2)))
+    })
+}
+
 /// Parse one line; Ok(None) for lines that are not scheduler tracepoints.
 pub(super) fn parse_line(line: &str, no: usize) -> Result<Option<Raw>, String> {
     if line.trim_start().starts_with('#') || line.trim().is_empty() {
         return Ok(None);
     }
-    const EVENTS: [&str; 6] = [
-        "sched_switch",
-        "sched_waking",
-        "sched_wakeup_new",
-        "sched_wakeup",
-        "sched_migrate_task",
-        "sched_process_exit",
-    ];
-    // The event name is the token after the timestamp, as `name:` or `sched:name:`.
-    let found = EVENTS.iter().find_map(|e| {
-        [format!(" {e}: "), format!(" sched:{e}: ")]
-            .iter()
-            .find_map(|p| line.find(p.as_str()).map(|i| (*e, (i, i + p.len()))))
-    });
-    let found = found.or_else(|| {
-        [" sys_exit: ", " raw_syscalls:sys_exit: "]
-            .iter()
-            .find_map(|p| line.find(p).map(|i| ("sys_exit", (i, i + p.len()))))
-    });
-    let Some((name, at)) = found else {
+    let Some((name, at)) = find_event(line) else {
         return Ok(None);
     };
     let head = &line[..at.0];
@@ -259,4 +326,100 @@ fn parse_ts(s: &str) -> Option<Ns> {
         frac.parse::<Ns>().ok()? * 10u64.pow(9 - frac.len() as u32)
     };
     sec.checked_mul(1_000_000_000)?.checked_add(ns)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The searches `find_event` stands for: each event in order, plain
+    /// then prefixed, anywhere in the line.
+    fn find_event_by_search(line: &str) -> Option<(&'static str, (usize, usize))> {
+        EVENTS.iter().find_map(|e| {
+            let system = if *e == "sys_exit" {
+                "raw_syscalls:"
+            } else {
+                "sched:"
+            };
+            [format!(" {e}: "), format!(" {system}{e}: ")]
+                .iter()
+                .find_map(|p| line.find(p.as_str()).map(|i| (*e, (i, i + p.len()))))
+        })
+    }
+
+    #[test]
+    fn find_event_is_the_ordered_search() {
+        let lines = [
+            "  bash-1 [000] d..2. 1.000001: sched_switch: prev_comm=bash prev_pid=1",
+            "  bash-1 [000] d..2. 1.000001: sched:sched_switch: prev_comm=bash",
+            "  a-2 (2) [001] 2.5: sched_wakeup_new: comm=a pid=3 prio=120 target_cpu=001",
+            "  a-2 [001] 2.5: sched_wakeup: comm=sched_waking: pid=3 prio=120 target_cpu=001",
+            "  sched_switch: -7 [001] 2.5: sched_waking: comm=x pid=3 prio=120 target_cpu=001",
+            "  x 7/7 [001] 2.5: raw_syscalls:sys_exit: NR 0 = 0",
+            "  x-7 [001] 2.5: sys_exit: NR 0 = 0 sched_migrate_task: ",
+            "  x-7 [001] 2.5: sched_process_exit: comm=x pid=7 prio=120 group_dead=1",
+            "  x-7 [001] 2.5: sched_migrate_task: comm=x pid=7 prio=120 orig_cpu=0 dest_cpu=1",
+            "  x-7 [001] 2.5: sched_stat_runtime: comm=x pid=7 runtime=1",
+            "  x-7 [001] 2.5: sched:sched_wakeup sched:sched_wakeup:  sched_wakeup:x",
+            "  ünï-7 [001] 2.5: sched_switch:  sched:sched_waking: r s",
+            " sched_switch: ",
+            "sched_switch: at the start, no space before it",
+            "  x-7 [001] 2.5: raw_syscalls:sched_switch: sched:sys_exit: sched:: sched_waking:",
+            "  x-7 [001] 2.5: sched_switch:x sched_switch:: sched_switch_: sched_switch:",
+            "",
+        ];
+        for line in lines {
+            assert_eq!(find_event(line), find_event_by_search(line), "{line:?}");
+        }
+        // Lines pieced together from fragments of tokens.
+        let pieces = [
+            " ",
+            ":",
+            ": ",
+            "sched",
+            "sched:",
+            "raw_syscalls",
+            "raw_syscalls:",
+            "sys_exit",
+            "sched_switch",
+            "sched_wakeup",
+            "_new",
+            "sched_waking",
+            "sched_migrate_task",
+            "sched_process_exit",
+            "x",
+            "_",
+            "é",
+            "=",
+        ];
+        let mut rng = crate::rng::Rng::new(3);
+        for _ in 0..20_000 {
+            let n = 1 + rng.next_u64() % 12;
+            let line: String = (0..n)
+                .map(|_| pieces[(rng.next_u64() % pieces.len() as u64) as usize])
+                .collect();
+            assert_eq!(find_event(&line), find_event_by_search(&line), "{line:?}");
+        }
+    }
+
+    #[test]
+    fn find_key_is_the_search_for_key_and_equals_sign() {
+        let args = "comm=a=b pid=3 prio= pid=4 xpid=5 target_cpu=001 ==> next_pid=9";
+        for key in [
+            "comm",
+            "pid",
+            "prio",
+            "target_cpu",
+            "next_pid",
+            "b",
+            "x",
+            "=",
+            "a=b",
+        ] {
+            for from in 0..=args.len() {
+                let want = args[from..].find(&format!("{key}=")).map(|i| i + from);
+                assert_eq!(find_key(args, from, key), want, "{key} from {from}");
+            }
+        }
+    }
 }
