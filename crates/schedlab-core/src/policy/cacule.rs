@@ -330,12 +330,14 @@ pub struct Node {
 
 mod cand;
 mod fast;
+mod ftable;
 mod pick;
 mod rdb;
 
 use cand::CandIndex;
 use fast::{FastTerms, IsMemo};
-use pick::{FTable, RqIndex};
+use ftable::FTable;
+use pick::RqIndex;
 use rdb::{CandMemo, SnapBufs, Snapshot};
 
 /// CacULE as fair-class hooks.
