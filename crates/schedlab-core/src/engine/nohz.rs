@@ -23,7 +23,7 @@
 
 use super::Simulator;
 use crate::clock::Ns;
-use crate::cpuset::CpuId;
+use crate::cpuset::{CpuId, CpuSet};
 use crate::tunable::Tunable;
 use crate::workload::Policy;
 
@@ -133,10 +133,14 @@ impl Simulator {
         if self.tick_mode == TickMode::Periodic || self.last_ilb == Some(self.m.now) {
             return;
         }
-        let n = self.m.nr_cpus();
-        let stopped: Vec<CpuId> = (0..n)
-            .filter(|c| *c != cpu && self.m.online.contains(*c) && !self.cpu_ticks(*c))
-            .collect();
+        // The other online CPUs whose tick is stopped, as a mask (this
+        // runs at every tick of every CPU: no allocation).
+        let mut stopped = CpuSet::empty();
+        for c in (0..self.m.nr_cpus()).filter(|c| *c != cpu) {
+            if self.m.online.contains(c) && !self.cpu_ticks(c) {
+                stopped.insert(c);
+            }
+        }
         if stopped.is_empty() {
             return;
         }
@@ -146,7 +150,7 @@ impl Simulator {
             return;
         }
         self.last_ilb = Some(self.m.now);
-        for c in stopped {
+        for c in stopped.iter() {
             for k in 0..self.classes.len() {
                 self.classes.get(k).tick_balance(&mut self.m, c);
             }

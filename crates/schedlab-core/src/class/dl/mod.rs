@@ -336,7 +336,13 @@ impl Dl {
             return;
         }
         let (num, den) = m.rate(cpu);
-        let scaled = (delta as u128 * num as u128 / den.max(1) as u128) as i64;
+        // delta · num / den; at full speed (num = den, the usual case) that
+        // is delta, and a product within 64 bits needs no 128-bit division.
+        let scaled = match delta.checked_mul(num) {
+            _ if num == den && den != 0 => delta as i64,
+            Some(p) => (p / den.max(1)) as i64,
+            None => (delta as u128 * num as u128 / den.max(1) as u128) as i64,
+        };
         self.ent[t].runtime -= scaled;
         if self.ent[t].runtime <= 0 && !self.ent[t].throttled {
             self.throttle(m, cpu, t);

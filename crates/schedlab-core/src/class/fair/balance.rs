@@ -68,6 +68,8 @@ pub struct Balancer {
     /// LLC domain (`update_idle_cpu_scan`), so wakeups read a value up to one
     /// balance interval old, as in the kernel.
     nr_idle_scan: Vec<u64>,
+    /// `find_busiest_group`'s buffer of group statistics.
+    group_stats: Vec<GroupStats>,
 }
 
 /// `enum group_type` as far as this model uses it, best first (periodic
@@ -199,6 +201,7 @@ impl Balancer {
             max_interval_jiffies: (hz as u64 * online.count() as u64 / 10).max(1),
             next_balance: vec![(0, false); n],
             nr_idle_scan,
+            group_stats: vec![],
         }
     }
 
@@ -308,7 +311,9 @@ impl Fair {
             avg_load: 0,
             ty: GroupType::HasSpare,
         };
-        let mut cores: Vec<usize> = vec![];
+        // Cores are numbered below the CPU count (topology.rs): a mask
+        // counts them without allocating (this runs per group per balance).
+        let mut cores = CpuSet::empty();
         for c in cpus.iter() {
             g.nr += m.rqs[c].nr_running as u64;
             g.h_nr += self.root_rq(c).h_nr_running as u64;
@@ -316,12 +321,9 @@ impl Fair {
             g.util += self.cpu_util(m, c);
             g.cap += m.topo.cpu(c).capacity;
             g.idle += u64::from(m.is_idle(c));
-            let core = m.topo.cpu(c).core;
-            if !cores.contains(&core) {
-                cores.push(core);
-            }
+            cores.insert(m.topo.cpu(c).core);
         }
-        g.cores = cores.len() as u64;
+        g.cores = cores.count() as u64;
         let overloaded = g.nr > g.weight && g.cap * 100 < g.util * pct;
         let has_cap = g.nr < g.weight || g.cap * 100 > g.util * pct;
         g.ty = if overloaded {
@@ -387,13 +389,28 @@ impl Fair {
     /// `sched_balance_find_src_group` + `calculate_imbalance`.
     fn find_busiest_group(&mut self, m: &Machine, env: &mut Env) -> Option<GroupStats> {
         let dom = self.lb.doms[env.dst][env.level].clone();
-        let stats: Vec<GroupStats> = local_first(&dom.groups, env.dst)
-            .map(|g| self.group_stats(m, g.and(&env.cpus), dom.pct))
-            .collect();
+        // The groups' statistics, in a buffer kept between balances.
+        let mut stats = std::mem::take(&mut self.lb.group_stats);
+        stats.clear();
+        for g in local_first(&dom.groups, env.dst) {
+            stats.push(self.group_stats(m, g.and(&env.cpus), dom.pct));
+        }
         if env.idle != IdleType::NewlyIdle {
             let sum_util = stats.iter().map(|g| g.util).sum();
             self.update_idle_cpu_scan(m, env.dst, &dom, sum_util);
         }
+        let found = Self::busiest_and_imbalance(env, &dom, &stats);
+        self.lb.group_stats = stats;
+        found
+    }
+
+    /// The rest of `sched_balance_find_src_group` and `calculate_imbalance`
+    /// over the groups' statistics `stats` of domain `dom`.
+    fn busiest_and_imbalance(
+        env: &mut Env,
+        dom: &Domain,
+        stats: &[GroupStats],
+    ) -> Option<GroupStats> {
         let local = stats.iter().find(|g| g.cpus.contains(env.dst))?.clone();
         let mut busiest: Option<&GroupStats> = None;
         for g in stats
