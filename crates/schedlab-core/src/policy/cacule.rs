@@ -61,9 +61,11 @@
 //! from an index (cacule/pick.rs) that keeps its entities sorted by a
 //! lower bound of their score valid until a horizon 32 ms ahead (IS at
 //! the horizon + the least cache + starvation term over the waits up to
-//! it), so a pick scores the few entities whose bound does not exceed the
-//! best score found; the tick's answer is kept for the pick that follows
-//! at the same time. Smaller queues are scanned with `order_key`
+//! it; the second term's table is cacule/ftable.rs), so a pick scores the
+//! few entities whose bound does not exceed the best score found, from
+//! the queue's own copy of their nodes' fields (a slab of one cache line
+//! per entity); the tick's answer is kept for the pick that follows at
+//! the same time. Smaller queues are scanned with `order_key`
 //! (class/fair/order.rs). Each node memoises its IS with the range of
 //! lives over which it holds (`IsMemo`); the cache and starvation terms
 //! divide by the run's fixed divisors with an exact multiply-shift
