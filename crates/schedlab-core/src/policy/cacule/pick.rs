@@ -552,6 +552,7 @@ impl CacUle {
     }
 }
 
+// A slot is one cache line (a field added to `BoundIn` must fit it).
 const _: () = assert!(std::mem::size_of::<BoundIn>() == 64);
 
 #[cfg(test)]
