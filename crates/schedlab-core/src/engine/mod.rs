@@ -17,6 +17,7 @@ pub mod governor;
 pub mod hotplug;
 mod hrtimer;
 pub mod latency;
+mod lifecycle;
 pub mod nohz;
 mod noise;
 mod program;
