@@ -12,6 +12,7 @@ use schedlab_core::trace::{ftrace, perfetto};
 use schedlab_core::workload::{Workload, WorkloadError as CoreWorkloadError};
 use std::io::Write;
 
+mod ctx;
 mod policy;
 
 create_exception!(

@@ -1,7 +1,7 @@
 //! Policies written in Python (`schedlab.ext.Policy` subclasses) hosted in
 //! the ext class: [`PyPolicy`] implements `ExtOps` by calling the Python
-//! object's hooks with the GIL held, and [`PyCtx`] hands the hook the
-//! kfunc context.
+//! object's hooks with the GIL held, and [`PyCtx`] (ctx.rs) hands the hook
+//! the kfunc context.
 //!
 //! * Only hooks the subclass overrides are called (the Python side lists
 //!   them once per class in `_overrides`); the others run the Rust
@@ -17,48 +17,29 @@
 //!   simulated time, followed by the policy's traceback; after that no
 //!   Python hook is called again.
 
+use crate::ctx::{cpulist, secs, PyCtx, PyExitInfo, PyTaskView, RawCtx, Slot, HOOKS};
 use crate::PolicyError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
-use schedlab_core::class::ext::{Ctx, ExitInfo, ExitKind, ExtOps, Hook, TaskView, EXT_TUNABLES};
+use schedlab_core::class::ext::{Ctx, ExitInfo, ExtOps, Hook, EXT_TUNABLES};
 use schedlab_core::class::fair::tunables::EEVDF_TUNABLES;
 use schedlab_core::config::SimConfig;
-use schedlab_core::cpuset::{CpuId, CpuSet, MAX_CPUS};
+use schedlab_core::cpuset::{CpuId, CpuSet};
 use schedlab_core::engine::{CustomStack, SimError, Simulator};
 use schedlab_core::plugin::SchedulerDef;
 use schedlab_core::registry;
 use schedlab_core::task::TaskId;
 use schedlab_core::tunable::Tunable;
 use schedlab_core::workload::Workload;
-use std::cell::Cell;
 use std::ptr;
-
-/// Per-task storage: a Python object made on first use (`ctx.task_data`).
-type Slot = Option<Py<PyAny>>;
-type RawCtx = Ctx<'static, Slot>;
 
 /// The hooks, in `struct sched_ext_ops` order: the core's `Hook`, whose
 /// `method()` is the Python method name (`yield_`: `yield` is a keyword).
 type H = Hook;
 
-/// Python method names of the hooks, indexed like `Hook::OPS`.
-const HOOKS: [&str; 23] = {
-    let mut out = [""; 23];
-    let mut i = 0;
-    while i < 23 {
-        out[i] = Hook::OPS[i].method();
-        i += 1;
-    }
-    out
-};
-
 /// The kernel's name of a hook, as in the class's messages.
 fn op_name(h: H) -> String {
     h.name().to_string()
-}
-
-fn secs(ns: u64) -> String {
-    format!("{}.{:06}", ns / 1_000_000_000, (ns % 1_000_000_000) / 1000)
 }
 
 /// Zero-sized policy with every hook at its default: what a hook the
@@ -152,17 +133,10 @@ impl PyPolicy {
                     }
                 },
             };
-            {
-                let c = pctx.borrow(py);
-                c.ptr.set(ptr::from_mut(ctx).cast::<RawCtx>());
-                c.hook.set(h as usize);
-            }
+            pctx.borrow(py)
+                .attach(ptr::from_mut(ctx).cast::<RawCtx>(), h as usize);
             let r = f(method.bind(py), pctx.bind(py).clone().into_any());
-            {
-                let c = pctx.borrow(py);
-                c.ptr.set(ptr::null_mut());
-                c.at.set(ctx.now());
-            }
+            pctx.borrow(py).detach(ctx.now());
             // Reuse the object only if Python kept no reference to it.
             // SAFETY: reading the reference count of a live object.
             if unsafe { pyo3::ffi::Py_REFCNT(pctx.as_ptr()) } == 1 {
@@ -215,24 +189,6 @@ fn format_exception(py: Python<'_>, e: &PyErr) -> String {
         Ok(parts.concat())
     })();
     r.unwrap_or_else(|_| e.to_string())
-}
-
-/// Convert Python ints to a CPU mask.
-fn cpuset(cpus: &[usize]) -> PyResult<CpuSet> {
-    let mut s = CpuSet::empty();
-    for &c in cpus {
-        if c >= MAX_CPUS {
-            return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                "CPU {c} is out of range (at most {MAX_CPUS} CPUs)"
-            )));
-        }
-        s.insert(c);
-    }
-    Ok(s)
-}
-
-fn cpulist(s: &CpuSet) -> Vec<usize> {
-    s.iter().collect()
 }
 
 /// `init`/`init_task` results: None (ok) or a str (the error).
@@ -450,337 +406,6 @@ impl ExtOps for PyPolicy {
     fn timer(&mut self, ctx: &mut Ctx<'_, Slot>, tag: u64) {
         if self.has(H::Timer) {
             self.call(ctx, H::Timer, None, |m, c| m.call1((c, tag)).map(drop));
-        }
-    }
-}
-
-/// What `ops.exit` is told (`struct scx_exit_info`).
-#[pyclass(name = "ExitInfo", module = "schedlab.ext", frozen, get_all)]
-pub struct PyExitInfo {
-    /// "unreg", "unreg_bpf", "error_bpf", "error" or "error_stall".
-    kind: &'static str,
-    exit_code: i64,
-    reason: String,
-    msg: String,
-}
-
-impl From<&ExitInfo> for PyExitInfo {
-    fn from(i: &ExitInfo) -> Self {
-        PyExitInfo {
-            kind: match i.kind {
-                ExitKind::Unreg => "unreg",
-                ExitKind::UnregBpf => "unreg_bpf",
-                ExitKind::ErrorBpf => "error_bpf",
-                ExitKind::Error => "error",
-                ExitKind::ErrorStall => "error_stall",
-            },
-            exit_code: i.exit_code,
-            reason: i.reason.clone(),
-            msg: i.msg.clone(),
-        }
-    }
-}
-
-/// A read-only snapshot of a task (`ctx.task(p)`).
-#[pyclass(name = "TaskView", module = "schedlab.ext", frozen, get_all)]
-pub struct PyTaskView {
-    id: usize,
-    pid: u32,
-    tgid: u32,
-    name: String,
-    nice: i32,
-    weight: u32,
-    cpumask: Vec<usize>,
-    slice: u64,
-    dsq_vtime: u64,
-    /// "SCHED_OTHER", ..., "SCHED_EXT".
-    policy: &'static str,
-    cpu: usize,
-    running: bool,
-    runnable: bool,
-}
-
-#[pymethods]
-impl PyTaskView {
-    fn __repr__(&self) -> String {
-        format!(
-            "TaskView(id={}, pid={}, name={:?}, policy={}, nice={}, weight={}, cpu={})",
-            self.id, self.pid, self.name, self.policy, self.nice, self.weight, self.cpu
-        )
-    }
-}
-
-impl From<TaskView> for PyTaskView {
-    fn from(t: TaskView) -> Self {
-        PyTaskView {
-            id: t.id,
-            pid: t.pid,
-            tgid: t.tgid,
-            cpumask: cpulist(&t.cpumask),
-            name: t.name,
-            nice: t.nice,
-            weight: t.weight,
-            slice: t.slice,
-            dsq_vtime: t.dsq_vtime,
-            policy: t.policy.name(),
-            cpu: t.cpu,
-            running: t.running,
-            runnable: t.runnable,
-        }
-    }
-}
-
-/// The kfunc context of one hook call (`schedlab.ext.Ctx`): valid only
-/// while that hook runs.
-#[pyclass(name = "Ctx", module = "schedlab.ext", unsendable)]
-pub struct PyCtx {
-    ptr: Cell<*mut RawCtx>,
-    /// The hook it was made for (index into HOOKS) and when it returned.
-    hook: Cell<usize>,
-    at: Cell<u64>,
-}
-
-impl Default for PyCtx {
-    fn default() -> Self {
-        PyCtx {
-            ptr: Cell::new(ptr::null_mut()),
-            hook: Cell::new(0),
-            at: Cell::new(0),
-        }
-    }
-}
-
-impl PyCtx {
-    /// Run `f` on the live `Ctx`, or raise if the hook has returned.
-    fn with<R>(&self, f: impl FnOnce(&mut RawCtx) -> R) -> PyResult<R> {
-        let p = self.ptr.get();
-        if p.is_null() {
-            return Err(PolicyError::new_err(format!(
-                "stale ctx: this ctx was passed to ops.{} and is valid only until that call returned (at {} s); use the ctx each hook receives, don't keep it",
-                HOOKS[self.hook.get()],
-                secs(self.at.get())
-            )));
-        }
-        // SAFETY: `ptr` is set by `PyPolicy::call` to the hook's `Ctx`,
-        // which outlives the Python call, and cleared before the hook
-        // returns. The `Ctx` is not otherwise used during the call, and no
-        // method below runs Python code while holding it, so this is the
-        // only live reference.
-        Ok(f(unsafe { &mut *p }))
-    }
-}
-
-#[pymethods]
-impl PyCtx {
-    /// Whether the hook this ctx was passed to is still running.
-    #[getter]
-    fn valid(&self) -> bool {
-        !self.ptr.get().is_null()
-    }
-
-    // --- time, CPUs -----------------------------------------------------
-
-    /// Simulated time, ns.
-    fn now(&self) -> PyResult<u64> {
-        self.with(|c| c.now())
-    }
-
-    /// The CPU the hook runs on.
-    fn this_cpu(&self) -> PyResult<usize> {
-        self.with(|c| c.this_cpu())
-    }
-
-    fn nr_cpus(&self) -> PyResult<usize> {
-        self.with(|c| c.nr_cpus())
-    }
-
-    fn cpu_online(&self, cpu: usize) -> PyResult<bool> {
-        self.with(|c| c.cpu_online(cpu))
-    }
-
-    fn cpu_curr(&self, cpu: usize) -> PyResult<Option<usize>> {
-        self.with(|c| c.cpu_curr(cpu))
-    }
-
-    fn cpu_is_idle(&self, cpu: usize) -> PyResult<bool> {
-        self.with(|c| c.cpu_is_idle(cpu))
-    }
-
-    // --- tasks ------------------------------------------------------------
-
-    fn task(&self, p: usize) -> PyResult<Option<PyTaskView>> {
-        self.with(|c| c.task(p).map(PyTaskView::from))
-    }
-
-    /// The policy's storage of task `p`: a `types.SimpleNamespace` made on
-    /// first use (the same object every time).
-    fn task_data(&self, py: Python<'_>, p: usize) -> PyResult<Py<PyAny>> {
-        if let Some(v) = self.with(|c| c.task_data(p).as_ref().map(|o| o.clone_ref(py)))? {
-            return Ok(v);
-        }
-        // Made outside `with`: constructing it runs no policy code, but
-        // keep Python out of the borrowed Ctx on principle.
-        let ns = py
-            .import("types")?
-            .getattr("SimpleNamespace")?
-            .call0()?
-            .unbind();
-        let out = ns.clone_ref(py);
-        self.with(|c| *c.task_data(p) = Some(ns))?;
-        Ok(out)
-    }
-
-    fn task_slice(&self, p: usize) -> PyResult<u64> {
-        self.with(|c| c.task_slice(p))
-    }
-
-    fn set_slice(&self, p: usize, slice: u64) -> PyResult<()> {
-        self.with(|c| c.set_slice(p, slice))
-    }
-
-    fn task_vtime(&self, p: usize) -> PyResult<u64> {
-        self.with(|c| c.task_vtime(p))
-    }
-
-    fn set_dsq_vtime(&self, p: usize, vtime: u64) -> PyResult<()> {
-        self.with(|c| c.set_dsq_vtime(p, vtime))
-    }
-
-    fn task_weight(&self, p: usize) -> PyResult<u32> {
-        self.with(|c| c.task_weight(p))
-    }
-
-    fn task_cpu(&self, p: usize) -> PyResult<usize> {
-        self.with(|c| c.task_cpu(p))
-    }
-
-    fn task_cpumask(&self, p: usize) -> PyResult<Vec<usize>> {
-        self.with(|c| cpulist(&c.task_cpumask(p)))
-    }
-
-    fn task_running(&self, p: usize) -> PyResult<bool> {
-        self.with(|c| c.task_running(p))
-    }
-
-    fn task_runnable_at(&self, p: usize) -> PyResult<u64> {
-        self.with(|c| c.task_runnable_at(p))
-    }
-
-    // --- DSQs ---------------------------------------------------------------
-
-    #[pyo3(signature = (p, dsq, slice, enq_flags=0))]
-    fn dsq_insert(&self, p: usize, dsq: u64, slice: u64, enq_flags: u64) -> PyResult<()> {
-        self.with(|c| c.dsq_insert(p, dsq, slice, enq_flags))
-    }
-
-    #[pyo3(signature = (p, dsq, slice, vtime, enq_flags=0))]
-    fn dsq_insert_vtime(
-        &self,
-        p: usize,
-        dsq: u64,
-        slice: u64,
-        vtime: u64,
-        enq_flags: u64,
-    ) -> PyResult<()> {
-        self.with(|c| c.dsq_insert_vtime(p, dsq, slice, vtime, enq_flags))
-    }
-
-    #[pyo3(signature = (p, dsq, slice, level, enq_flags=0))]
-    fn dsq_insert_prio(
-        &self,
-        p: usize,
-        dsq: u64,
-        slice: u64,
-        level: u32,
-        enq_flags: u64,
-    ) -> PyResult<()> {
-        self.with(|c| c.dsq_insert_prio(p, dsq, slice, level, enq_flags))
-    }
-
-    fn dsq_move_to_local(&self, dsq: u64) -> PyResult<bool> {
-        self.with(|c| c.dsq_move_to_local(dsq))
-    }
-
-    fn dsq_nr_queued(&self, dsq: u64) -> PyResult<Option<u32>> {
-        self.with(|c| c.dsq_nr_queued(dsq))
-    }
-
-    fn dsq_tasks(&self, dsq: u64) -> PyResult<Vec<usize>> {
-        self.with(|c| c.dsq_tasks(dsq))
-    }
-
-    fn dsq_peek(&self, dsq: u64) -> PyResult<Option<usize>> {
-        self.with(|c| c.dsq_peek(dsq))
-    }
-
-    fn create_dsq(&self, id: u64) -> PyResult<bool> {
-        self.with(|c| c.create_dsq(id))
-    }
-
-    fn create_prio_dsq(&self, id: u64, levels: u32) -> PyResult<bool> {
-        self.with(|c| c.create_prio_dsq(id, levels))
-    }
-
-    fn destroy_dsq(&self, id: u64) -> PyResult<bool> {
-        self.with(|c| c.destroy_dsq(id))
-    }
-
-    // --- CPUs: kicks and idle tracking --------------------------------------
-
-    #[pyo3(signature = (cpu, flags=0))]
-    fn kick_cpu(&self, cpu: usize, flags: u64) -> PyResult<()> {
-        self.with(|c| c.kick_cpu(cpu, flags))
-    }
-
-    fn select_cpu_dfl(
-        &self,
-        p: usize,
-        prev_cpu: usize,
-        wake_flags: u64,
-    ) -> PyResult<(usize, bool)> {
-        self.with(|c| c.select_cpu_dfl(p, prev_cpu, wake_flags))
-    }
-
-    #[pyo3(signature = (cpus, flags=0))]
-    fn pick_idle_cpu(&self, cpus: Vec<usize>, flags: u64) -> PyResult<Option<usize>> {
-        let mask = cpuset(&cpus)?;
-        self.with(|c| c.pick_idle_cpu(mask, flags))
-    }
-
-    #[pyo3(signature = (cpus, flags=0))]
-    fn pick_any_cpu(&self, cpus: Vec<usize>, flags: u64) -> PyResult<Option<usize>> {
-        let mask = cpuset(&cpus)?;
-        self.with(|c| c.pick_any_cpu(mask, flags))
-    }
-
-    fn test_and_clear_cpu_idle(&self, cpu: usize) -> PyResult<bool> {
-        self.with(|c| c.test_and_clear_cpu_idle(cpu))
-    }
-
-    fn idle_cpumask(&self) -> PyResult<Vec<usize>> {
-        self.with(|c| cpulist(&c.idle_cpumask()))
-    }
-
-    // --- timers, errors, exits ------------------------------------------------
-
-    fn timer_start(&self, at: u64, tag: u64) -> PyResult<()> {
-        self.with(|c| c.timer_start(at, tag))
-    }
-
-    fn error(&self, msg: &str) -> PyResult<()> {
-        self.with(|c| c.error(msg))
-    }
-
-    #[pyo3(signature = (code=0, msg=""))]
-    fn exit(&self, code: i64, msg: &str) -> PyResult<()> {
-        self.with(|c| c.exit(code, msg))
-    }
-
-    fn __repr__(&self) -> String {
-        if self.valid() {
-            format!("<ctx of ops.{}>", HOOKS[self.hook.get()])
-        } else {
-            format!("<stale ctx of ops.{}>", HOOKS[self.hook.get()])
         }
     }
 }
