@@ -31,8 +31,9 @@
 //! always scored. In the bench workload (125 entities per CPU) a pick
 //! scores a few entities instead of 125.
 
-use super::fast::is_and_last_life;
-use super::CacUle;
+use super::fast::{is_and_last_life, FastTerms};
+use super::ftable::FTable;
+use super::{CacUle, Factors};
 use crate::class::fair::entity::{ListEntry, RqId, SeId};
 use crate::class::fair::hooks::EntityRef;
 use crate::clock::{Ns, MSEC};
@@ -272,21 +273,29 @@ impl RqIndex {
     }
 }
 
+/// What the bounds and the scores read of CacULE: the run's factors and
+/// tables (borrowed apart from the queues' indexes, so that a scan works
+/// on its queue's index in place).
+struct Terms<'a> {
+    f: &'a Factors,
+    fast: &'a FastTerms,
+    ftable: &'a FTable,
+}
+
 impl CacUle {
+    /// The scoring terms, if the pick is indexed at all (`ftable`).
+    fn terms(&self) -> Option<Terms<'_>> {
+        Some(Terms {
+            f: &self.f,
+            fast: &self.fast,
+            ftable: self.ftable.as_ref()?,
+        })
+    }
+
     /// K of `b`: its least score until `horizon` (0 where no bound
     /// applies).
     fn bound(&self, b: &BoundIn, horizon: u64) -> u64 {
-        let last_run = b.bounded_last_run().unwrap_or(u64::MAX);
-        let (Some(ft), Some(waited)) = (&self.ftable, horizon.checked_sub(last_run)) else {
-            return 0;
-        };
-        // The join's memo when it covers the horizon, else the formula.
-        let life = horizon.wrapping_sub(b.start_time);
-        let is = match (b.memo_lo..=b.memo_hi).contains(&life) {
-            true => b.memo_val,
-            false => super::interactivity_score(life, b.vruntime, self.f.interactivity),
-        };
-        u64::from(is) + ft.g_bound(waited)
+        self.terms().map_or(0, |t| t.bound(b, horizon))
     }
 
     /// `x` joined queue `rq`'s list.
@@ -448,16 +457,36 @@ impl CacUle {
                 self.index_join(rq, *x);
             }
         }
-        let mut q = std::mem::take(&mut self.index[rq]);
-        let a = self.bounded_scan(m, &mut q, except);
-        self.index[rq] = q;
-        a
+        let terms = Terms {
+            f: &self.f,
+            fast: &self.fast,
+            ftable: self.ftable.as_ref()?,
+        };
+        terms.scan(m, &mut self.index[rq], except)
+    }
+}
+
+impl Terms<'_> {
+    /// K of `b`: its least score until `horizon` (0 where no bound
+    /// applies).
+    fn bound(&self, b: &BoundIn, horizon: u64) -> u64 {
+        let last_run = b.bounded_last_run().unwrap_or(u64::MAX);
+        let Some(waited) = horizon.checked_sub(last_run) else {
+            return 0;
+        };
+        // The join's memo when it covers the horizon, else the formula.
+        let life = horizon.wrapping_sub(b.start_time);
+        let is = match (b.memo_lo..=b.memo_hi).contains(&life) {
+            true => b.memo_val,
+            false => super::interactivity_score(life, b.vruntime, self.f.interactivity),
+        };
+        u64::from(is) + self.ftable.g_bound(waited)
     }
 
     /// Re-key `q` (a queue's index) for a horizon from `now`: its
     /// current entries bounded at the new horizon and sorted, the slots of
     /// the others freed.
-    fn index_rekey(&mut self, q: &mut RqIndex, now: u64) {
+    fn rekey(&self, q: &mut RqIndex, now: u64) {
         q.horizon = now.saturating_add(LB_HORIZON);
         let horizon = q.horizon;
         let (mut ents, mut joined) = (std::mem::take(&mut q.ents), std::mem::take(&mut q.joined));
@@ -514,8 +543,9 @@ impl CacUle {
         Some(())
     }
 
-    fn bounded_scan(
-        &mut self,
+    /// `FairHooks::order_first` of the queue whose index is `q`.
+    fn scan(
+        &self,
         m: &Machine,
         q: &mut RqIndex,
         except: Option<SeId>,
@@ -528,7 +558,7 @@ impl CacUle {
         }
         let entries = q.ents.len() + q.joined.len();
         if !q.sorted || now > q.horizon || crowded(entries, q.live, RESCAN_SLACK) {
-            self.index_rekey(q, now);
+            self.rekey(q, now);
         }
         // (key, seq, se) of the best so far: the sorted entries up to the
         // first key above the best score, then the joined ones whose key
