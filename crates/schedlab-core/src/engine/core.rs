@@ -488,6 +488,26 @@ impl Simulator {
         self.wakeup_preempt(dst, t, WakeFlags::default());
     }
 
+    /// `select_task_rq` (core.c): the task's class picks a CPU, and an
+    /// offline choice falls back (`select_fallback_rq`).
+    pub(super) fn select_task_rq(
+        &mut self,
+        t: TaskId,
+        prev: CpuId,
+        flags: WakeFlags,
+        waker: Waker,
+    ) -> CpuId {
+        let c = self.class_of(t);
+        let cpu = self
+            .classes
+            .get(c)
+            .select_task_rq(&mut self.m, t, prev, flags, waker);
+        match self.m.online.contains(cpu) {
+            true => cpu,
+            false => self.fallback_cpu(t),
+        }
+    }
+
     /// `try_to_wake_up`.
     pub(crate) fn try_to_wake_up(&mut self, t: TaskId, waker: Waker) {
         if self.m.tasks[t].state != TaskState::Sleeping {
@@ -552,13 +572,7 @@ impl Simulator {
         }
         self.m.tasks[t].waking_since = Some(self.m.now);
         let c = self.class_of(t);
-        let mut cpu =
-            self.classes
-                .get(c)
-                .select_task_rq(&mut self.m, t, prev_cpu, WakeFlags::TTWU, waker);
-        if !self.m.online.contains(cpu) {
-            cpu = self.fallback_cpu(t);
-        }
+        let cpu = self.select_task_rq(t, prev_cpu, WakeFlags::TTWU, waker);
         let mut flags = EnqueueFlags::WAKEUP;
         let mut wf = WakeFlags::TTWU;
         if cpu != prev_cpu {

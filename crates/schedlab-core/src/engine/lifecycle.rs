@@ -93,19 +93,12 @@ impl Simulator {
         for k in 0..self.classes.len() {
             self.classes.get(k).task_fork(&mut self.m, id, parent);
         }
-        let c = self.class_of(id);
         let waker = Waker {
             cpu: parent_cpu,
             task: parent,
         };
         let prev = self.m.tasks[id].cpu;
-        let mut cpu =
-            self.classes
-                .get(c)
-                .select_task_rq(&mut self.m, id, prev, WakeFlags::FORK, waker);
-        if !self.m.online.contains(cpu) {
-            cpu = self.fallback_cpu(id);
-        }
+        let cpu = self.select_task_rq(id, prev, WakeFlags::FORK, waker);
         self.m.tasks[id].cpu = cpu;
         if parent.is_none() {
             // The start release: on the host every workload thread waits
