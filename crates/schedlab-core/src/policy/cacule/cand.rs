@@ -18,7 +18,7 @@
 
 use super::pick::{crowded, sort_and_merge, COMPACT_SLACK, RESCAN_SLACK};
 use super::rdb::candidate_beats;
-use super::{interactivity_score, CacUle};
+use super::{interactivity_score, CacUle, Node};
 use crate::clock::{Ns, MSEC};
 use crate::cpuset::CpuId;
 use crate::task::TaskId;
@@ -69,19 +69,118 @@ pub(super) struct CandIndex {
     answer: Option<(u64, Option<(TaskId, u32)>)>,
 }
 
+/// IS at `when` of a task whose node is `n` (its memo if that covers the
+/// life, else the formula).
+fn node_is_at(n: &Node, when: u64, mi: u32) -> u32 {
+    let life = when.wrapping_sub(n.start_time);
+    n.is_memo
+        .peek(life, n.vruntime)
+        .unwrap_or_else(|| interactivity_score(life, n.vruntime, mi))
+}
+
+/// Whether `y` is the current entry of its task on `cpu`.
+fn is_current(cand_at: &[Option<(CpuId, u32)>], cpu: CpuId, y: &CandEnt) -> bool {
+    cand_at[y.task()] == Some((cpu, y.bound))
+}
+
+/// What a search of one CPU's index reads and writes besides the index:
+/// the task nodes (their IS memos), the stamps, and where each task is
+/// indexed (borrowed apart from the indexes, so that a search works on
+/// its CPU's index in place).
+struct CandView<'a> {
+    tasks: &'a mut [Node],
+    listed: &'a [u64],
+    cand_at: &'a mut [Option<(CpuId, u32)>],
+    mi: u32,
+}
+
+impl CandView<'_> {
+    /// IS of task `t` at `when`, filling its node's memo
+    /// (`CacUle::fast_task_is`).
+    fn fast_is(&mut self, t: TaskId, when: u64) -> u32 {
+        match self.tasks.get_mut(t) {
+            Some(n) => n
+                .is_memo
+                .get(when.wrapping_sub(n.start_time), n.vruntime, self.mi),
+            None => node_is_at(&Node::default(), when, self.mi),
+        }
+    }
+
+    /// Re-key `q` (the index of `cpu`) for a horizon from `now`: its
+    /// current entries, each once, bounded at the new horizon and sorted.
+    fn rekey(&mut self, cpu: CpuId, q: &mut CandIndex, now: u64) {
+        q.horizon = now.saturating_add(HORIZON);
+        let (mut ents, mut joined) = (std::mem::take(&mut q.ents), std::mem::take(&mut q.joined));
+        // `cand_compact` and the new bounds in one pass (a kept task's
+        // `cand_at` is cleared so that a second entry of it is dropped),
+        // then every kept task's `cand_at` set to its new bound.
+        for part in [&mut ents, &mut joined] {
+            part.retain_mut(|y| {
+                if !is_current(self.cand_at, cpu, y) {
+                    return false;
+                }
+                self.cand_at[y.task()] = None;
+                let n = self.tasks.get(y.task()).copied().unwrap_or_default();
+                y.bound = node_is_at(&n, q.horizon, self.mi);
+                true
+            });
+        }
+        for y in ents.iter().chain(&joined) {
+            self.cand_at[y.task()] = Some((cpu, y.bound));
+        }
+        sort_and_merge(&mut ents, &mut joined, |y| (y.bound, y.task));
+        q.live = ents.len();
+        q.ents = ents;
+        q.joined = joined;
+        q.sorted = true;
+    }
+
+    /// The candidate of `cpu` from its index `q`, re-keyed first if its
+    /// horizon passed or dead entries crowd it.
+    fn search(&mut self, cpu: CpuId, q: &mut CandIndex, now: u64) -> Option<(TaskId, u32)> {
+        let entries = q.ents.len() + q.joined.len();
+        if !q.sorted || now > q.horizon || crowded(entries, q.live, RESCAN_SLACK) {
+            self.rekey(cpu, q, now);
+        }
+        // (task, IS, listed stamp) of the best so far: the sorted entries
+        // up to the first bound above the best IS, then the joined ones
+        // whose bound does not exceed it.
+        let mut best: Option<(TaskId, u32, u64)> = None;
+        let mut consider = |y: &CandEnt, best: &mut Option<(TaskId, u32, u64)>| {
+            if best.is_some_and(|(_, bi, _)| y.bound > bi) || !is_current(self.cand_at, cpu, y) {
+                return;
+            }
+            let is = self.fast_is(y.task(), now);
+            // (A task without a node yet would have stamp 0, as
+            // `CacUle::task_slot` would make it.)
+            let listed = self.listed.get(y.task()).copied().unwrap_or(0);
+            if candidate_beats(is, listed, *best) {
+                *best = Some((y.task(), is, listed));
+            }
+        };
+        for y in &q.ents {
+            if best.is_some_and(|(_, bi, _)| y.bound > bi) {
+                break;
+            }
+            consider(y, &mut best);
+        }
+        for y in &q.joined {
+            consider(y, &mut best);
+        }
+        best.map(|(t, is, _)| (t, is))
+    }
+}
+
 impl CacUle {
     /// IS of task `t` at `when` (its node as it is).
     fn task_is_at(&self, t: TaskId, when: u64) -> u32 {
         let n = self.tasks.get(t).copied().unwrap_or_default();
-        let life = when.wrapping_sub(n.start_time);
-        n.is_memo
-            .peek(life, n.vruntime)
-            .unwrap_or_else(|| interactivity_score(life, n.vruntime, self.f.interactivity))
+        node_is_at(&n, when, self.f.interactivity)
     }
 
     /// Whether `y` is the current entry of its task on `cpu`.
     fn cand_current(&self, cpu: CpuId, y: &CandEnt) -> bool {
-        self.cand_at[y.task()] == Some((cpu, y.bound))
+        is_current(&self.cand_at, cpu, y)
     }
 
     /// Task `t` was listed on `cpu`.
@@ -162,34 +261,6 @@ impl CacUle {
         }
     }
 
-    /// Re-key `q` (the index of `cpu`) for a horizon from `now`: its current
-    /// entries, each once, bounded at the new horizon and sorted.
-    fn cand_rekey(&mut self, cpu: CpuId, q: &mut CandIndex, now: u64) {
-        q.horizon = now.saturating_add(HORIZON);
-        let (mut ents, mut joined) = (std::mem::take(&mut q.ents), std::mem::take(&mut q.joined));
-        // `cand_compact` and the new bounds in one pass (a kept task's
-        // `cand_at` is cleared so that a second entry of it is dropped),
-        // then every kept task's `cand_at` set to its new bound.
-        for part in [&mut ents, &mut joined] {
-            part.retain_mut(|y| {
-                if !self.cand_current(cpu, y) {
-                    return false;
-                }
-                self.cand_at[y.task()] = None;
-                y.bound = self.task_is_at(y.task(), q.horizon);
-                true
-            });
-        }
-        for y in ents.iter().chain(&joined) {
-            self.cand_at[y.task()] = Some((cpu, y.bound));
-        }
-        sort_and_merge(&mut ents, &mut joined, |y| (y.bound, y.task));
-        q.live = ents.len();
-        q.ents = ents;
-        q.joined = joined;
-        q.sorted = true;
-    }
-
     /// `update_IS` of `cpu` from its index: the candidate and its IS; or
     /// None (search the list) while the CPU holds fewer than
     /// `MIN_INDEXED` tasks. `tasks`: its runnable fair tasks, `curr` its
@@ -226,37 +297,23 @@ impl CacUle {
                 return Some(c);
             }
         }
-        let mut q = std::mem::take(&mut self.cand_index[cpu]);
-        let entries = q.ents.len() + q.joined.len();
-        if !q.sorted || now > q.horizon || crowded(entries, q.live, RESCAN_SLACK) {
-            self.cand_rekey(cpu, &mut q, now);
-        }
-        // (task, IS, listed stamp) of the best so far: the sorted entries
-        // up to the first bound above the best IS, then the joined ones
-        // whose bound does not exceed it.
-        let mut best: Option<(TaskId, u32, u64)> = None;
-        let consider = |me: &mut Self, y: &CandEnt, best: &mut Option<(TaskId, u32, u64)>| {
-            if best.is_some_and(|(_, bi, _)| y.bound > bi) || !me.cand_current(cpu, y) {
-                return;
-            }
-            let is = me.fast_task_is(y.task(), now);
-            let listed = me.listed[y.task()];
-            if candidate_beats(is, listed, *best) {
-                *best = Some((y.task(), is, listed));
-            }
+        let CacUle {
+            cand_index,
+            tasks,
+            listed,
+            cand_at,
+            f,
+            ..
+        } = self;
+        let q = &mut cand_index[cpu];
+        let mut view = CandView {
+            tasks,
+            listed,
+            cand_at,
+            mi: f.interactivity,
         };
-        for y in &q.ents {
-            if best.is_some_and(|(_, bi, _)| y.bound > bi) {
-                break;
-            }
-            consider(self, y, &mut best);
-        }
-        for y in &q.joined {
-            consider(self, y, &mut best);
-        }
-        let c = best.map(|(t, is, _)| (t, is));
+        let c = view.search(cpu, q, now);
         q.answer = Some((now, c));
-        self.cand_index[cpu] = q;
         Some(c)
     }
 }
