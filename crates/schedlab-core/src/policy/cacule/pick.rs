@@ -149,8 +149,10 @@ pub(super) fn insertion_sort_by_key<T: Copy, K: Ord>(v: &mut [T], key: impl Fn(&
 /// insertion) and `joined` (in no order: by a general sort) by `key`, and
 /// merges `joined` into `kept`. Appending the joined entries to the
 /// insertion sort instead would move each of them across half the list.
-/// Keys must be distinct (the merge puts a joined entry after a kept one
-/// with the same key).
+/// Among equal keys the merge puts a kept entry first, and the general
+/// sort leaves equal keys in some order: callers whose answers must not
+/// depend on that order either key by distinct values or, as the pick's
+/// index does, read every entry of a run of equal keys or none of it.
 pub(super) fn sort_and_merge<T: Copy, K: Ord>(
     kept: &mut Vec<T>,
     joined: &mut Vec<T>,
@@ -191,7 +193,7 @@ fn beats(k: u64, seq: u64, best: Option<Best>) -> bool {
 /// `BoundIn::seq` of a slot whose entity left.
 const DEAD: u64 = u64::MAX;
 
-/// One queue's entities by (K, seq): `ents` sorted at the last re-keying,
+/// One queue's entities by K: `ents` sorted at the last re-keying,
 /// `joined` since then in no order. Leaving costs nothing: an entry whose
 /// slot is marked dead is skipped, and dropped at the next re-keying or
 /// compaction. A pick takes an entity and puts the previous one back, so
@@ -200,7 +202,7 @@ const DEAD: u64 = u64::MAX;
 /// bound does not exceed it.
 #[derive(Debug, Clone, Default)]
 pub(super) struct RqIndex {
-    /// Sorted by (key, seq) while `sorted` (else keys stale).
+    /// Sorted by key while `sorted` (else keys stale).
     ents: Vec<IdxEnt>,
     /// Joined since the last re-keying, keyed at the current horizon.
     joined: Vec<IdxEnt>,
@@ -503,7 +505,11 @@ impl Terms<'_> {
                 true
             });
         }
-        sort_and_merge(&mut ents, &mut joined, |y| (y.key, y.seq));
+        // By key alone: the scan reads all of a run of equal keys or none
+        // of it (an entry's score is at least its key, so once one of them
+        // is read the best score cannot fall below their key), so their
+        // order does not matter, and one comparison is cheaper than two.
+        sort_and_merge(&mut ents, &mut joined, |y| y.key);
         q.live = ents.len();
         q.ents = ents;
         q.joined = joined;
