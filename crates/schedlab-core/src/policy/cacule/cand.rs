@@ -83,6 +83,34 @@ fn is_current(cand_at: &[Option<(CpuId, u32)>], cpu: CpuId, y: &CandEnt) -> bool
     cand_at[y.task()] == Some((cpu, y.bound))
 }
 
+/// Drops `q`'s (the index of `cpu`) entries that are not current, and all
+/// but the first of a task's (a task that left and came back with the
+/// same bound has two that look current), hands each kept entry to `kept`
+/// (a compaction keeps its bound, a re-keying bounds it anew in the same
+/// pass), then points every kept task's `cand_at` at its entry's bound.
+fn retain_current(
+    cand_at: &mut [Option<(CpuId, u32)>],
+    cpu: CpuId,
+    q: &mut CandIndex,
+    mut kept: impl FnMut(&mut CandEnt),
+) {
+    for part in [&mut q.ents, &mut q.joined] {
+        part.retain_mut(|y| {
+            if !is_current(cand_at, cpu, y) {
+                return false;
+            }
+            // Seen: a second entry of the task no longer looks current.
+            cand_at[y.task()] = None;
+            kept(y);
+            true
+        });
+    }
+    for y in q.ents.iter().chain(&q.joined) {
+        cand_at[y.task()] = Some((cpu, y.bound));
+    }
+    q.live = q.ents.len() + q.joined.len();
+}
+
 /// What a search of one CPU's index reads and writes besides the index:
 /// the task nodes (their IS memos), the stamps, and where each task is
 /// indexed (borrowed apart from the indexes, so that a search works on
@@ -110,26 +138,14 @@ impl CandView<'_> {
     /// current entries, each once, bounded at the new horizon and sorted.
     fn rekey(&mut self, cpu: CpuId, q: &mut CandIndex, now: u64) {
         q.horizon = now.saturating_add(HORIZON);
+        let (horizon, tasks, mi) = (q.horizon, &*self.tasks, self.mi);
+        // Compaction and the new bounds in one pass.
+        retain_current(self.cand_at, cpu, q, |y| {
+            let n = tasks.get(y.task()).copied().unwrap_or_default();
+            y.bound = node_is_at(&n, horizon, mi);
+        });
         let (mut ents, mut joined) = (std::mem::take(&mut q.ents), std::mem::take(&mut q.joined));
-        // `cand_compact` and the new bounds in one pass (a kept task's
-        // `cand_at` is cleared so that a second entry of it is dropped),
-        // then every kept task's `cand_at` set to its new bound.
-        for part in [&mut ents, &mut joined] {
-            part.retain_mut(|y| {
-                if !is_current(self.cand_at, cpu, y) {
-                    return false;
-                }
-                self.cand_at[y.task()] = None;
-                let n = self.tasks.get(y.task()).copied().unwrap_or_default();
-                y.bound = node_is_at(&n, q.horizon, self.mi);
-                true
-            });
-        }
-        for y in ents.iter().chain(&joined) {
-            self.cand_at[y.task()] = Some((cpu, y.bound));
-        }
         sort_and_merge(&mut ents, &mut joined, |y| (y.bound, y.task));
-        q.live = ents.len();
         q.ents = ents;
         q.joined = joined;
         q.sorted = true;
@@ -178,11 +194,6 @@ impl CacUle {
         node_is_at(&n, when, self.f.interactivity)
     }
 
-    /// Whether `y` is the current entry of its task on `cpu`.
-    fn cand_current(&self, cpu: CpuId, y: &CandEnt) -> bool {
-        is_current(&self.cand_at, cpu, y)
-    }
-
     /// Task `t` was listed on `cpu`.
     pub(super) fn cand_join(&mut self, cpu: CpuId, t: TaskId) {
         if self.cand_index.get(cpu).is_none_or(|q| !q.active) {
@@ -208,32 +219,10 @@ impl CacUle {
         let q = &self.cand_index[cpu];
         if crowded(entries(q), q.live, COMPACT_SLACK) {
             // Joins and leaves without a search in between.
-            let mut q = std::mem::take(&mut self.cand_index[cpu]);
-            self.cand_compact(cpu, &mut q);
-            self.cand_index[cpu] = q;
+            retain_current(&mut self.cand_at, cpu, &mut self.cand_index[cpu], |_| {});
         }
         let q = &self.cand_index[cpu];
         debug_assert!(!crowded(entries(q), q.live, COMPACT_SLACK));
-    }
-
-    /// Drops `q`'s (the index of `cpu`) entries that are not current, and
-    /// all but the first of a task's (a task that left and came back with
-    /// the same bound has two that look current); the others keep their
-    /// bounds and order.
-    fn cand_compact(&mut self, cpu: CpuId, q: &mut CandIndex) {
-        for part in [&mut q.ents, &mut q.joined] {
-            part.retain(|y| {
-                let keep = self.cand_current(cpu, y);
-                if keep {
-                    self.cand_at[y.task()] = None;
-                }
-                keep
-            });
-        }
-        for y in q.ents.iter().chain(&q.joined) {
-            self.cand_at[y.task()] = Some((cpu, y.bound));
-        }
-        q.live = q.ents.len() + q.joined.len();
     }
 
     /// Task `t` is no longer listed.

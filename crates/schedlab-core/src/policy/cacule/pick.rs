@@ -245,17 +245,20 @@ impl RqIndex {
         self.active = false;
     }
 
-    /// Drops the entries whose slot is dead, freeing their slots (the keys
-    /// of the others hold: same horizon, same order).
-    fn compact(&mut self) {
+    /// Drops the entries whose slot is dead, freeing their slots, and hands
+    /// each kept entry with its slot to `kept` (a compaction keeps their
+    /// keys, a re-keying bounds them anew in the same pass).
+    fn retain_live(&mut self, mut kept: impl FnMut(&mut IdxEnt, &BoundIn)) {
         let (slab, free) = (&self.slab, &mut self.free);
         for part in [&mut self.ents, &mut self.joined] {
-            part.retain(|y| {
-                let current = slab[y.slot as usize].seq != DEAD;
-                if !current {
+            part.retain_mut(|y| {
+                let b = &slab[y.slot as usize];
+                if b.seq == DEAD {
                     free.push(y.slot);
+                    return false;
                 }
-                current
+                kept(y, b);
+                true
             });
         }
     }
@@ -365,8 +368,9 @@ impl CacUle {
         self.listed_at[x.se] = Some((rq, slot));
         if crowded(q.ents.len() + q.joined.len(), q.live, COMPACT_SLACK) {
             // Joins and leaves without a scan in between (a queue whose
-            // group is not picked): drop the dead entries now.
-            q.compact();
+            // group is not picked): drop the dead entries now (the keys of
+            // the others hold: same horizon, same order).
+            q.retain_live(|_, _| {});
         }
         debug_assert!(!crowded(
             q.ents.len() + q.joined.len(),
@@ -491,20 +495,9 @@ impl Terms<'_> {
     fn rekey(&self, q: &mut RqIndex, now: u64) {
         q.horizon = now.saturating_add(LB_HORIZON);
         let horizon = q.horizon;
+        // Compaction and re-keying in one pass.
+        q.retain_live(|y, b| y.key = self.bound(b, horizon));
         let (mut ents, mut joined) = (std::mem::take(&mut q.ents), std::mem::take(&mut q.joined));
-        // Compaction and re-keying in one pass: the dead entries' slots
-        // are freed, the others bounded at the new horizon.
-        for part in [&mut ents, &mut joined] {
-            part.retain_mut(|y| {
-                let b = &q.slab[y.slot as usize];
-                if b.seq == DEAD {
-                    q.free.push(y.slot);
-                    return false;
-                }
-                y.key = self.bound(b, horizon);
-                true
-            });
-        }
         // By key alone: the scan reads all of a run of equal keys or none
         // of it (an entry's score is at least its key, so once one of them
         // is read the best score cannot fall below their key), so their
