@@ -84,6 +84,13 @@ _INSTANCE = re.compile(r"^(.*)-(\d+)$")
 MATCH_MAX = 8
 
 
+def _object(name: str) -> Optional[str]:
+    """The task object of instance ``name`` (``hog`` of ``hog-3``), or None for a name that is
+    not ``OBJ-N``."""
+    m = _INSTANCE.match(name)
+    return m.group(1) if m else None
+
+
 def _judge_migrations(ms: float, mh: float) -> Dict[str, Any]:
     """Migrations agree within a factor of 2 (within 2 of each other when either side has none)."""
     ok = (max(ms, mh) <= 2 * min(ms, mh)) if min(ms, mh) > 0 else abs(ms - mh) <= 2
@@ -109,9 +116,9 @@ def pair_instances(sim_tasks: List[dict], host_tasks: List[dict]) -> List[Tuple[
     ht = {t["name"]: t for t in host_tasks}
     groups: Dict[str, List[dict]] = {}
     for t in sim_tasks:
-        m = _INSTANCE.match(t["name"])
-        if m:
-            groups.setdefault(m.group(1), []).append(t)
+        obj = _object(t["name"])
+        if obj is not None:
+            groups.setdefault(obj, []).append(t)
     partner: Dict[str, dict] = {}
     for obj, members in groups.items():
         names = {t["name"] for t in members}
@@ -165,8 +172,8 @@ def layout(tasks: List[dict]) -> Dict[str, List[Optional[int]]]:
     (shown beside the judged figures, not judged)."""
     by: Dict[str, List[Optional[int]]] = {}
     for t in tasks:
-        m = _INSTANCE.match(t["name"])
-        by.setdefault(m.group(1) if m else t["name"], []).append(t.get("first_cpu"))
+        obj = _object(t["name"])
+        by.setdefault(t["name"] if obj is None else obj, []).append(t.get("first_cpu"))
     return {k: sorted(v, key=lambda c: (c is None, c or 0)) for k, v in by.items() if len(v) > 1}
 
 
@@ -398,18 +405,18 @@ def _row_groups(rows: List[Dict[str, Any]]) -> List[Tuple[str, List[Dict[str, An
     JSON keeps every instance."""
     objs: Dict[str, List[Dict[str, Any]]] = {}
     for r in rows:
-        m = _INSTANCE.match(r["task"].split("/")[0])
-        if m:
-            objs.setdefault(m.group(1), []).append(r)
+        obj = _object(r["task"].split("/")[0])
+        if obj is not None:
+            objs.setdefault(obj, []).append(r)
     big = {o for o, rs in objs.items() if len(rs) > MATCH_MAX}
     out: List[Tuple[str, List[Dict[str, Any]]]] = []
     shown: Set[str] = set()
     for r in rows:
-        m = _INSTANCE.match(r["task"].split("/")[0])
-        if m and m.group(1) in big:
-            if m.group(1) not in shown:
-                shown.add(m.group(1))
-                out.append((f"{m.group(1)}-* ({len(objs[m.group(1)])})", objs[m.group(1)]))
+        obj = _object(r["task"].split("/")[0])
+        if obj in big:
+            if obj not in shown:
+                shown.add(obj)
+                out.append((f"{obj}-* ({len(objs[obj])})", objs[obj]))
         else:
             out.append((r["task"], [r]))
     return out
