@@ -73,7 +73,7 @@ fn find_key(args: &str, from: usize, key: &str) -> Option<usize> {
     let mut p = from;
     loop {
         p += bytes.get(p..)?.iter().position(|b| *b == b'=')?;
-        if p >= from + key.len() && args.as_bytes()[..p].ends_with(key.as_bytes()) {
+        if p >= from + key.len() && bytes[..p].ends_with(key.as_bytes()) {
             return Some(p - key.len());
         }
         p += 1;
@@ -111,6 +111,15 @@ const EVENTS: [&str; 7] = [
     "sched_process_exit",
     "sys_exit",
 ];
+
+/// The tracing system of event `e` (the `SYSTEM:` a trace may write
+/// before its name).
+fn system_of(e: &str) -> &'static str {
+    match e {
+        "sys_exit" => "raw_syscalls",
+        _ => "sched",
+    }
+}
 
 /// The event of a line, with the span of its ` name: ` token: the token
 /// after the timestamp, written `name:` or `SYSTEM:name:` (`sched:` for
@@ -151,23 +160,14 @@ fn find_event(line: &str) -> Option<(&'static str, (usize, usize))> {
         let Some(k) = EVENTS.iter().position(|e| e.as_bytes() == name) else {
             continue;
         };
-        let system: &[u8] = if k + 1 == EVENTS.len() {
-            b"raw_syscalls"
-        } else {
-            b"sched"
-        };
-        if (form == 0 || w == system) && first[k][form].is_none() {
+        if (form == 0 || w == system_of(EVENTS[k]).as_bytes()) && first[k][form].is_none() {
             first[k][form] = Some(i);
         }
     }
     first.iter().zip(EVENTS).find_map(|(at, e)| {
         let (form, i) = at.iter().enumerate().find_map(|(f, i)| i.map(|i| (f, i)))?;
-        let system = if e == "sys_exit" {
-            "raw_syscalls:"
-        } else {
-            "sched:"
-        };
-        let prefix = if form == 1 { system.len() } else { 0 };
+        // `SYSTEM:` before the name in the prefixed form.
+        let prefix = if form == 1 { system_of(e).len() + 1 } else { 0 };
         Some((e, (i, i + 1 + prefix + e.len() + 2)))
     })
 }
