@@ -428,6 +428,9 @@ impl CacUle {
     }
 
     /// Task `t`'s node, to change it (the order's generation moves on).
+    /// This and the two accessors below are always inlined: a call per
+    /// hook (several per event) cost more than their bodies.
+    #[inline(always)]
     fn task_node(&mut self, t: TaskId) -> &mut Node {
         self.gen += 1;
         self.task_slot(t);
@@ -436,6 +439,7 @@ impl CacUle {
     }
 
     /// Entity `e`'s node, to change it (the order's generation moves on).
+    #[inline(always)]
     fn node_mut(&mut self, e: EntityRef) -> &mut Node {
         match e.task {
             Some(t) => self.task_node(t),
@@ -447,7 +451,7 @@ impl CacUle {
     }
 
     /// Task `t`'s node, to read it (or fill its IS memo).
-    #[inline]
+    #[inline(always)]
     fn task_slot(&mut self, t: TaskId) -> &mut Node {
         if self.tasks.len() <= t {
             self.tasks.resize(t + 1, Node::default());
