@@ -208,8 +208,8 @@ fn the_rdb_pulls_to_a_cpu_with_one_task() {
     assert!(migrations(&cfs_lb) <= 20, "{}", migrations(&cfs_lb));
 }
 
-/// With cgroups (and autogroup, on by default) the scores order group
-/// entities too: a sleepy group's task still preempts a hog's group.
+/// With cgroups the scores order group entities too: a sleepy group's task
+/// still preempts a hog's group.
 #[test]
 fn scores_order_group_entities() {
     let wl = r#"{"global": {"duration": 2}, "tasks": {
