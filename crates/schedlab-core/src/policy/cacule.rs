@@ -66,7 +66,7 @@
 //! Speed (no change to any value; debug builds check every indexed answer
 //! against the plain scan): a queue of at least 12 entities is answered
 //! from an index (cacule/pick.rs) that keeps its entities sorted by a
-//! lower bound of their score valid until a horizon 32 ms ahead (IS at
+//! lower bound of their score valid until a horizon 48 ms ahead (IS at
 //! the horizon + the least cache + starvation term over the waits up to
 //! it; the second term's table is cacule/ftable.rs), so a pick scores the
 //! few entities whose bound does not exceed the best score found, from
