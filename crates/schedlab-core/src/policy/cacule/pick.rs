@@ -66,17 +66,30 @@ pub(super) fn crowded(entries: usize, live: usize, slack: usize) -> bool {
 /// Below this many entities the fair class's scan is as cheap.
 const MIN_INDEXED: usize = 12;
 
-/// An indexed entity in its queue's order: its bound, list position and
-/// where its node's copy lives (24 bytes: the order is re-sorted at each
-/// horizon and shifted at each join and leave).
-#[derive(Debug, Clone, Copy)]
-struct IdxEnt {
+/// An indexed entity in its queue's order: its bound K in the high 32 bits
+/// and its slot in the queue's slab in the low 32 (8 bytes: the order is
+/// re-sorted at each horizon, by insertion, and a shift moves one word).
+/// Entities with equal bounds sort by slot; the scan reads every entry of
+/// a run of equal bounds or none of it, so their order cannot change an
+/// answer. K is below 2^31 wherever the pick is indexed (`ftable`: every
+/// score is), and a bound lowered to fit stays a lower bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct IdxEnt(u64);
+
+impl IdxEnt {
+    fn new(key: u64, slot: u32) -> Self {
+        IdxEnt((key.min(u64::from(u32::MAX)) << 32) | u64::from(slot))
+    }
+
     /// The bound K (while its queue's horizon holds; 0: none).
-    key: u64,
-    seq: u64,
-    se: u32,
+    fn key(self) -> u64 {
+        self.0 >> 32
+    }
+
     /// Its `BoundIn` in the queue's slab.
-    slot: u32,
+    fn slot(self) -> u32 {
+        self.0 as u32
+    }
 }
 
 /// What the bound and the score of a listed entity read of its node
@@ -212,6 +225,8 @@ pub(super) struct RqIndex {
     joined: Vec<IdxEnt>,
     /// The bound inputs of every entry, by `IdxEnt::slot`.
     slab: Vec<BoundIn>,
+    /// The entity of every slot (beside the slab, whose line is full).
+    slot_se: Vec<u32>,
     /// Slots of `slab` free for reuse: those of the entries a compaction
     /// dropped (a slot left behind by a leave is not reused before, so a
     /// stale entry never matches a current one).
@@ -241,6 +256,7 @@ impl RqIndex {
         self.ents.clear();
         self.joined.clear();
         self.slab.clear();
+        self.slot_se.clear();
         self.free.clear();
         self.live = 0;
         self.horizon = 0;
@@ -256,9 +272,9 @@ impl RqIndex {
         let (slab, free) = (&self.slab, &mut self.free);
         for part in [&mut self.ents, &mut self.joined] {
             part.retain_mut(|y| {
-                let b = &slab[y.slot as usize];
+                let b = &slab[y.slot() as usize];
                 if b.seq == DEAD {
-                    free.push(y.slot);
+                    free.push(y.slot());
                     return false;
                 }
                 kept(y, b);
@@ -267,15 +283,17 @@ impl RqIndex {
         }
     }
 
-    /// Stores `b` in a free slot.
-    fn store(&mut self, b: BoundIn) -> u32 {
+    /// Stores `b`, of entity `se`, in a free slot.
+    fn store(&mut self, b: BoundIn, se: u32) -> u32 {
         match self.free.pop() {
             Some(i) => {
                 self.slab[i as usize] = b;
+                self.slot_se[i as usize] = se;
                 i
             }
             None => {
                 self.slab.push(b);
+                self.slot_se.push(se);
                 u32::try_from(self.slab.len() - 1).expect("queues hold fewer than 2^32 entities")
             }
         }
@@ -361,13 +379,8 @@ impl CacUle {
             };
         }
         let q = &mut self.index[rq];
-        let slot = q.store(b);
-        q.joined.push(IdxEnt {
-            key,
-            seq: x.seq,
-            se: u32::try_from(x.se).expect("entity ids fit 32 bits"),
-            slot,
-        });
+        let slot = q.store(b, u32::try_from(x.se).expect("entity ids fit 32 bits"));
+        q.joined.push(IdxEnt::new(key, slot));
         q.live += 1;
         self.listed_at[x.se] = Some((rq, slot));
         if crowded(q.ents.len() + q.joined.len(), q.live, COMPACT_SLACK) {
@@ -452,8 +465,8 @@ impl CacUle {
             if self.index[rq].active {
                 let mut q = std::mem::take(&mut self.index[rq]);
                 for y in q.ents.iter().chain(&q.joined) {
-                    if q.slab[y.slot as usize].seq != DEAD {
-                        self.listed_at[y.se as SeId] = None;
+                    if q.slab[y.slot() as usize].seq != DEAD {
+                        self.listed_at[q.slot_se[y.slot() as usize] as SeId] = None;
                     }
                 }
                 q.clear();
@@ -500,13 +513,13 @@ impl Terms<'_> {
         q.horizon = now.saturating_add(LB_HORIZON);
         let horizon = q.horizon;
         // Compaction and re-keying in one pass.
-        q.retain_live(|y, b| y.key = self.bound(b, horizon));
+        q.retain_live(|y, b| *y = IdxEnt::new(self.bound(b, horizon), y.slot()));
         let (mut ents, mut joined) = (std::mem::take(&mut q.ents), std::mem::take(&mut q.joined));
         // By key alone: the scan reads all of a run of equal keys or none
         // of it (an entry's score is at least its key, so once one of them
         // is read the best score cannot fall below their key), so their
         // order does not matter, and one comparison is cheaper than two.
-        sort_and_merge(&mut ents, &mut joined, |y| y.key);
+        sort_and_merge(&mut ents, &mut joined, |y| *y);
         q.live = ents.len();
         q.ents = ents;
         q.joined = joined;
@@ -524,17 +537,18 @@ impl Terms<'_> {
     fn consider_entry(
         &self,
         m: &Machine,
-        slab: &mut [BoundIn],
-        y: &IdxEnt,
+        (slab, slot_se): (&mut [BoundIn], &[u32]),
+        y: IdxEnt,
         except: Option<SeId>,
         best: &mut Option<Best>,
     ) -> Option<()> {
-        let b = &mut slab[y.slot as usize];
-        if b.seq == DEAD || Some(y.se as SeId) == except {
+        let b = &mut slab[y.slot() as usize];
+        let se = slot_se[y.slot() as usize];
+        if b.seq == DEAD || Some(se as SeId) == except {
             return Some(());
         }
         let now = m.now;
-        let idle = super::is_sched_idle(m, b.entity(y.se).task);
+        let idle = super::is_sched_idle(m, b.entity(se).task);
         let is = b.is_at(now.wrapping_sub(b.start_time), self.f.interactivity);
         let cache = self.fast.cache(now.wrapping_sub(b.exec_start));
         let starve = self.fast.starve(now.wrapping_sub(b.last_run));
@@ -543,8 +557,8 @@ impl Terms<'_> {
             return None;
         }
         let k = (u64::from(idle) << 32) | u64::from(score);
-        if beats(k, y.seq, *best) {
-            *best = Some((k, y.seq, y.se as SeId));
+        if beats(k, b.seq, *best) {
+            *best = Some((k, b.seq, se as SeId));
         }
         Some(())
     }
@@ -570,15 +584,16 @@ impl Terms<'_> {
         // first key above the best score, then the joined ones whose key
         // does not exceed it.
         let mut best: Option<Best> = None;
-        for y in &q.ents {
-            if best.is_some_and(|(bk, _, _)| y.key > bk) {
+        let slots = (&mut q.slab[..], &q.slot_se[..]);
+        for &y in &q.ents {
+            if best.is_some_and(|(bk, _, _)| y.key() > bk) {
                 break;
             }
-            self.consider_entry(m, &mut q.slab, y, except, &mut best)?;
+            self.consider_entry(m, (&mut *slots.0, slots.1), y, except, &mut best)?;
         }
-        for y in &q.joined {
-            if best.is_none_or(|(bk, _, _)| y.key <= bk) {
-                self.consider_entry(m, &mut q.slab, y, except, &mut best)?;
+        for &y in &q.joined {
+            if best.is_none_or(|(bk, _, _)| y.key() <= bk) {
+                self.consider_entry(m, (&mut *slots.0, slots.1), y, except, &mut best)?;
             }
         }
         if except.is_none() {
