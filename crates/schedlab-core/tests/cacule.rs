@@ -318,3 +318,23 @@ fn cfs_vruntime_only_accumulates_without_min_vruntime() {
         "cfs: vruntime {v}, ran {ran} ns"
     );
 }
+
+/// The default session layout (`autogroup=0`: the workload's processes in
+/// one session, as the seed's benchmarks and the host runner start them)
+/// puts a periodic task in one queue with the hogs, where CacULE's IS
+/// counts their waiting as sleep: 32 hogs sharing a CPU each run ~3 % of
+/// their life (IS ≈ m_I/31 ≈ 2,100) and look more interactive than a
+/// task running 10 % of its (IS ≈ m_I/9 ≈ 7,300), so the periodic task
+/// waits behind them for many ticks. With every process in its own
+/// session (`autogroup=1`) the root level compares the periodic task's
+/// group with the hogs' one group, and it runs at once.
+#[test]
+fn a_periodic_task_waits_behind_starved_hogs_in_one_session() {
+    let wl = r#"{"global": {"duration": 3}, "tasks": {
+        "hog": {"instance": 32, "run": 100000000},
+        "probe": {"loop": -1, "run": 100, "timer": {"ref": "unique", "period": 1000}}}}"#;
+    let shared = task(&run(wl, cfg("cacule", 1, &[])), "probe").wakeup_latency_p99_us;
+    let own = task(&run(wl, cfg("cacule", 1, &[("autogroup", 1)])), "probe").wakeup_latency_p99_us;
+    assert!(shared > 4_000.0, "one session: p99 {shared} µs");
+    assert!(own < 100.0, "own sessions: p99 {own} µs");
+}
