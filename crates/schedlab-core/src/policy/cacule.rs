@@ -65,8 +65,9 @@
 //!
 //! Speed (no change to any value; debug builds check every indexed answer
 //! against the plain scan): a queue of at least 12 entities is answered
-//! from an index (cacule/pick.rs) that keeps its entities sorted by a
-//! lower bound of their score valid until a horizon 48 ms ahead (IS at
+//! from an index (cacule/pick.rs) that keeps its entities ordered by a
+//! lower bound of their score valid until a horizon 48 ms ahead (the
+//! lowest 32 sorted, the rest sorted only if a scan reaches them; IS at
 //! the horizon + the least cache + starvation term over the waits up to
 //! it; the second term's table is cacule/ftable.rs), so a pick scores the
 //! few entities whose bound does not exceed the best score found, from
