@@ -70,7 +70,7 @@ const MIN_INDEXED: usize = 12;
 
 /// An indexed entity in its queue's order: its bound K in the high 32 bits
 /// and its slot in the queue's slab in the low 32 (8 bytes: the order is
-/// re-sorted at each horizon, by insertion, and a shift moves one word).
+/// rebuilt at each horizon, and a shift moves one word).
 /// Entities with equal bounds sort by slot; the scan reads every entry of
 /// a run of equal bounds or none of it, so their order cannot change an
 /// answer. K is below 2^31 wherever the pick is indexed (`ftable`: every
