@@ -304,31 +304,27 @@ impl RqIndex {
     /// keys, a re-keying bounds them anew in the same pass).
     fn retain_live(&mut self, mut kept: impl FnMut(&mut IdxEnt, &BoundIn)) {
         let (slab, free) = (&self.slab, &mut self.free);
+        let mut live = |y: &mut IdxEnt| {
+            let b = &slab[y.slot() as usize];
+            if b.seq == DEAD {
+                free.push(y.slot());
+                return false;
+            }
+            kept(y, b);
+            true
+        };
         // Entries of the sorted prefix seen, and kept (a compaction keeps
         // the prefix in order, shorter).
         let (mut seen, mut prefix) = (0, 0);
         let sorted_len = self.sorted_len;
         self.ents.retain_mut(|y| {
             seen += 1;
-            let b = &slab[y.slot() as usize];
-            if b.seq == DEAD {
-                free.push(y.slot());
-                return false;
-            }
-            kept(y, b);
-            prefix += usize::from(seen <= sorted_len);
-            true
+            let keep = live(y);
+            prefix += usize::from(keep && seen <= sorted_len);
+            keep
         });
         self.sorted_len = prefix;
-        self.joined.retain_mut(|y| {
-            let b = &slab[y.slot() as usize];
-            if b.seq == DEAD {
-                free.push(y.slot());
-                return false;
-            }
-            kept(y, b);
-            true
-        });
+        self.joined.retain_mut(live);
     }
 
     /// Stores `b`, of entity `se`, in a free slot.
@@ -644,10 +640,9 @@ impl Terms<'_> {
             }
             self.consider_entry(m, (&mut q.slab, &q.slot_se), y, except, &mut best)?;
         }
-        let slots = (&mut q.slab[..], &q.slot_se[..]);
         for &y in &q.joined {
             if best.is_none_or(|(bk, _, _)| y.key() <= bk) {
-                self.consider_entry(m, (&mut *slots.0, slots.1), y, except, &mut best)?;
+                self.consider_entry(m, (&mut q.slab, &q.slot_se), y, except, &mut best)?;
             }
         }
         if except.is_none() {
