@@ -114,7 +114,10 @@ def test_perfetto_states_system_info_and_clock_snapshot(tmp_path):
     assert len(info) == 1 and info[0].utsname.sysname == "Linux" and info[0].num_cpus == 2
     major, minor = (int(x) for x in info[0].utsname.release.split(".")[:2])
     assert (major, minor) >= (4, 14)
-    snaps = [p.clock_snapshot for p in trace.packet if p.HasField("clock_snapshot")]
+    # The trace's clocks (sequence 1); the counter sequence adds its own incremental clock 64
+    # (test_perfetto_counter_tracks).
+    snaps = [p.clock_snapshot for p in trace.packet if p.HasField("clock_snapshot")
+             and p.trusted_packet_sequence_id == 1]
     assert len(snaps) == 1 and {c.clock_id for c in snaps[0].clocks} == {3, 6}
     # prev_state by whether prev is the idle task; in the compact columns prev is the CPU's
     # previous next_pid (each CPU starts idle).
@@ -142,6 +145,45 @@ def test_perfetto_states_system_info_and_clock_snapshot(tmp_path):
     assert re.search(r"prev_comm=hog-\d prev_pid=\d+ prev_prio=\d+ prev_state=R\+", text)
 
 
+def packet_times(trace):
+    """Each packet's time in ns (None for a clock snapshot), as the trace processor reads it: a
+    sequence whose default clock (TracePacketDefaults) is incremental in its ClockSnapshot carries
+    in each packet the time since the sequence's previous packet on that clock."""
+    defaults, incremental, out = {}, {}, []
+    for p in trace.packet:
+        seq = p.trusted_packet_sequence_id
+        if p.HasField("trace_packet_defaults"):
+            defaults[seq] = p.trace_packet_defaults.timestamp_clock_id
+        if p.HasField("clock_snapshot"):
+            for c in p.clock_snapshot.clocks:
+                if c.is_incremental:
+                    assert 64 <= c.clock_id <= 127  # sequence-scoped clocks only
+                    incremental[(seq, c.clock_id)] = c.timestamp
+            out.append(None)
+            continue
+        key = (seq, p.timestamp_clock_id or defaults.get(seq, 0))
+        if key in incremental:
+            incremental[key] += p.timestamp
+            out.append(incremental[key])
+        else:
+            out.append(p.timestamp)
+    return out
+
+
+def switch_times(trace):
+    """The times of every sched_switch, full events and compact columns alike."""
+    times = set()
+    for p in trace.packet:
+        if p.HasField("ftrace_events"):
+            b = p.ftrace_events
+            times |= {e.timestamp for e in b.event if e.WhichOneof("event") == "sched_switch"}
+            ts = 0
+            for delta in b.compact_sched.switch_timestamp:
+                ts += delta
+                times.add(ts)
+    return times
+
+
 def test_perfetto_counter_tracks(tmp_path):
     # Per-task class values (vruntime, deadline, lag, slice) as counter tracks under each thread's
     # track, sampled at its switches; the CPU frequency as power:cpu_frequency events.
@@ -155,9 +197,21 @@ def test_perfetto_counter_tracks(tmp_path):
     counters = {u: (threads[t.parent_uuid], t.name) for u, t in tracks.items() if t.HasField("counter")}
     names = {n for _, n in counters.values()}
     assert {"vruntime", "deadline", "lag", "slice", "util"} <= names
+    # The counters have a sequence of their own with delta timestamps: its first packet clears the
+    # incremental state, makes clock 64 its default and states that clock (incremental) at BOOTTIME 0.
+    seqs = {p.trusted_packet_sequence_id for p in trace.packet if p.HasField("track_event")}
+    assert len(seqs) == 1
+    first = next(p for p in trace.packet if p.trusted_packet_sequence_id in seqs)
+    assert first.sequence_flags & 1 and first.trace_packet_defaults.timestamp_clock_id == 64
+    assert {(c.clock_id, c.timestamp, c.is_incremental) for c in first.clock_snapshot.clocks} \
+        == {(6, 0, False), (64, 0, True)}
+    times = packet_times(trace)
+    switches = switch_times(trace)
     values = {}
-    for p in trace.packet:
+    for p, at in zip(trace.packet, times):
         if p.HasField("track_event"):
+            # Sampled at a switch: decoded as deltas, every sample falls on a switch's time.
+            assert at in switches
             te = p.track_event
             assert te.type == pb.TrackEvent.TYPE_COUNTER and te.track_uuid in counters
             # One event per task and switch: the first value on its track, the others as extra
@@ -167,7 +221,7 @@ def test_perfetto_counter_tracks(tmp_path):
             pairs = [(te.track_uuid, te.counter_value), *extra]
             assert len({counters[u][0] for u, _ in pairs}) == 1
             for u, v in pairs:
-                values.setdefault(counters[u], []).append((p.timestamp, v))
+                values.setdefault(counters[u], []).append((at, v))
     # A value equal to the task's last one for that name is not sampled again (the track holds it).
     for samples in values.values():
         assert all(a[1] != b[1] for a, b in zip(samples, samples[1:]))

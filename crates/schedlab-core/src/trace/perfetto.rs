@@ -15,7 +15,11 @@ use super::{PrevState, TraceData, TraceEvent};
 
 /// Events per `FtraceEventBundle` packet.
 pub const BUNDLE_EVENTS: usize = 4096;
+/// `trusted_packet_sequence_id` of the ftrace bundles and the first packets.
 const SEQ_ID: u64 = 1;
+/// The sequence of the counter tracks (their descriptors and `TrackEvent`s),
+/// whose timestamps are deltas on [`CLOCK_INCREMENTAL`].
+const COUNTER_SEQ_ID: u64 = 2;
 
 /// Minimal protobuf writer.
 #[derive(Default)]
@@ -87,11 +91,20 @@ const UTS_RELEASE: &str = "6.12.0-schedlab";
 const CLOCK_MONOTONIC: u64 = 3;
 const CLOCK_BOOTTIME: u64 = 6;
 
+/// A sequence-scoped clock (ids 64..127, clock_snapshot.proto) whose
+/// timestamps are deltas from the sequence's previous packet on it
+/// (`Clock.is_incremental`), as the Perfetto SDK writes its `TrackEvent`s.
+const CLOCK_INCREMENTAL: u64 = 64;
+
+/// sched_waking / sched_wakeup / sched_wakeup_new: `comm pid prio
+/// target_cpu`, the fields of the 6.x format (include/trace/events/sched.h
+/// `sched_wakeup_template`; this VM's 6.18 tracefs, ../shared/host.md
+/// §1.1). The proto's `success` (field 4) is a field older kernels had;
+/// a 6.x recorder leaves it out, and so do we.
 fn wake_msg(m: &mut Pb, (comm, pid, prio): (&str, u32, i32), target_cpu: usize) {
     m.bytes(1, comm.as_bytes());
     m.int(2, pid as i64);
     m.int(3, prio as i64);
-    m.int(4, 1);
     m.int(5, target_cpu as i64);
 }
 
@@ -202,19 +215,25 @@ impl Out<'_> {
 }
 
 fn packet(out: &mut Out, body: impl FnOnce(&mut Pb)) {
+    packet_on(out, SEQ_ID, body);
+}
+
+/// A top-level packet of sequence `seq`.
+fn packet_on(out: &mut Out, seq: u64, body: impl FnOnce(&mut Pb)) {
     out.pb.nested(1, |p| {
         body(p);
-        p.uint(10, SEQ_ID);
+        p.uint(10, seq);
     });
     if out.pb.0.len() >= Out::FLUSH {
         out.flush();
     }
 }
 
-/// A `TrackDescriptor` packet for track `uuid`, its other fields by `body`.
-fn track_descriptor(out: &mut Out, ts: u64, uuid: u64, body: impl FnOnce(&mut Pb)) {
-    packet(out, |p| {
-        p.uint(8, ts);
+/// A `TrackDescriptor` packet for track `uuid` on the counter sequence
+/// (`since`: its delta timestamp), its other fields by `body`.
+fn track_descriptor(out: &mut Out, since: u64, uuid: u64, body: impl FnOnce(&mut Pb)) {
+    packet_on(out, COUNTER_SEQ_ID, |p| {
+        p.uint(8, since);
         p.nested(60, |td| {
             td.uint(1, uuid);
             body(td);
@@ -227,15 +246,49 @@ fn track_descriptor(out: &mut Out, ts: u64, uuid: u64, body: impl FnOnce(&mut Pb
 /// value. The values a task gave at one switch are one `TrackEvent` of type
 /// COUNTER: the first on its own track (`counter_value`), the others as
 /// `extra_counter_track_uuids` / `extra_counter_values` (which the trace
-/// processor reads on counter events too). Track uuids are numbered in
-/// order of first appearance, so the bytes are deterministic.
+/// processor reads on counter events too).
+///
+/// They are most of a trace's packets, so they are written small, the way
+/// the Perfetto SDK writes its track events: on a sequence of their own
+/// whose first packet clears its incremental state, makes
+/// [`CLOCK_INCREMENTAL`] the default clock of its packets
+/// (`TracePacketDefaults.timestamp_clock_id`) and gives that clock beside
+/// BOOTTIME, both 0 (`ClockSnapshot`); each packet after it carries the time
+/// since the one before (1 to 3 bytes where a time of seconds takes 5). Track
+/// uuids, thread and counter tracks alike, are numbered from 1 in order of
+/// first appearance (deterministic bytes; one or two bytes each).
 fn counter_packets(out: &mut Out, d: &TraceData) {
     const TRACK_EVENT_COUNTER: u64 = 4;
+    const SEQ_INCREMENTAL_STATE_CLEARED: u64 = 1;
     let c = &d.counters;
+    if c.is_empty() {
+        return;
+    }
+    packet_on(out, COUNTER_SEQ_ID, |p| {
+        p.uint(13, SEQ_INCREMENTAL_STATE_CLEARED);
+        p.nested(59, |defaults| defaults.uint(58, CLOCK_INCREMENTAL));
+        p.nested(6, |snap| {
+            snap.nested(1, |clock| {
+                clock.uint(1, CLOCK_BOOTTIME);
+                clock.uint(2, 0);
+            });
+            snap.nested(1, |clock| {
+                clock.uint(1, CLOCK_INCREMENTAL);
+                clock.uint(2, 0);
+                clock.uint(3, 1); // is_incremental
+            });
+        });
+    });
     let names = c.names.len().max(1);
     let mut thread_uuid: Vec<u64> = vec![0; d.tasks.len()];
     let mut track_uuid: Vec<u64> = vec![0; d.tasks.len() * names];
-    let (mut next_thread, mut next_track) = (1u64, 1_000_000u64);
+    let mut next_uuid = 1u64;
+    let mut last_ts = 0u64;
+    let mut since = |ts: u64| {
+        let delta = ts - last_ts;
+        last_ts = ts;
+        delta
+    };
     let mut samples = c.samples().peekable();
     let mut group: Vec<super::CounterSample> = vec![];
     while let Some(first) = samples.next() {
@@ -246,10 +299,10 @@ fn counter_packets(out: &mut Out, d: &TraceData) {
             group.push(s);
         }
         if thread_uuid[t] == 0 {
-            let u = next_thread;
-            next_thread += 1;
+            let u = next_uuid;
+            next_uuid += 1;
             thread_uuid[t] = u;
-            track_descriptor(out, ts, u, |td| {
+            track_descriptor(out, since(ts), u, |td| {
                 td.nested(4, |th| {
                     th.int(1, d.tasks[t].tgid as i64);
                     th.int(2, d.tasks[t].pid as i64);
@@ -260,10 +313,10 @@ fn counter_packets(out: &mut Out, d: &TraceData) {
         for s in &group {
             let slot = t * names + s.name as usize;
             if track_uuid[slot] == 0 {
-                let u = next_track;
-                next_track += 1;
+                let u = next_uuid;
+                next_uuid += 1;
                 track_uuid[slot] = u;
-                track_descriptor(out, ts, u, |td| {
+                track_descriptor(out, since(ts), u, |td| {
                     td.uint(5, thread_uuid[t]);
                     td.bytes(2, c.names[s.name as usize].as_bytes());
                     td.msg(8, Pb::default());
@@ -271,8 +324,9 @@ fn counter_packets(out: &mut Out, d: &TraceData) {
             }
         }
         let uuid = |s: &super::CounterSample| track_uuid[t * names + s.name as usize];
-        packet(out, |p| {
-            p.uint(8, ts);
+        let delta = since(ts);
+        packet_on(out, COUNTER_SEQ_ID, |p| {
+            p.uint(8, delta);
             p.nested(11, |te| {
                 te.uint(9, TRACK_EVENT_COUNTER);
                 te.uint(11, uuid(&group[0]));
