@@ -117,23 +117,18 @@ impl TaskCounters {
         if last.len() < self.names.len() {
             last.resize(self.names.len(), None);
         }
-        let changed = values
-            .iter()
-            .zip(&self.layout_ids)
-            .filter(|((_, v), id)| last[usize::from(**id)] != Some(*v))
-            .count();
-        if changed == 0 {
-            return;
-        }
+        // One pass: the group's header is written first and taken back if
+        // no value changed; the count (one byte below 128) is patched in.
         let p = &mut self.samples;
         let since = ts
             .checked_sub(p.last_ts)
             .expect("counter samples in time order");
+        let start = p.bytes.len();
         put_varint(&mut p.bytes, since);
-        p.last_ts = ts;
         put_varint(&mut p.bytes, task as u64);
-        put_varint(&mut p.bytes, changed as u64);
-        p.len += changed;
+        let count_at = p.bytes.len();
+        p.bytes.push(0);
+        let mut changed = 0usize;
         for (&(_, value), &id) in values.iter().zip(&self.layout_ids) {
             let slot = &mut last[usize::from(id)];
             if *slot == Some(value) {
@@ -143,7 +138,21 @@ impl TaskCounters {
             *slot = Some(value);
             put_varint(&mut p.bytes, u64::from(id));
             put_varint(&mut p.bytes, zigzag(value.wrapping_sub(prev)));
+            changed += 1;
         }
+        if changed == 0 {
+            p.bytes.truncate(start);
+            return;
+        }
+        if changed < 0x80 {
+            p.bytes[count_at] = changed as u8;
+        } else {
+            let mut count = Vec::with_capacity(3);
+            put_varint(&mut count, changed as u64);
+            p.bytes.splice(count_at..count_at + 1, count);
+        }
+        p.last_ts = ts;
+        p.len += changed;
     }
 
     /// Number of samples.
@@ -265,6 +274,28 @@ mod tests {
             .map(|s| (s.ts, s.task, c.names[s.name as usize], s.value))
             .collect();
         assert_eq!(got.len(), c.len());
+        assert_eq!(got, want);
+    }
+
+    /// A call with 128 or more changed values (a count that takes two
+    /// varint bytes) reads back as well.
+    #[test]
+    fn many_values_in_one_call_read_back() {
+        let names: Vec<&'static str> = (0..200)
+            .map(|i| &*Box::leak(format!("v{i}").into_boxed_str()))
+            .collect();
+        let mut c = TaskCounters::default();
+        let first: Vec<(&'static str, i64)> = names.iter().map(|n| (*n, 7)).collect();
+        let second: Vec<(&'static str, i64)> =
+            names.iter().enumerate().map(|(i, n)| (*n, i as i64 - 100)).collect();
+        c.sample(5, 2, &first);
+        c.sample(9, 2, &second);
+        c.sample(12, 1, &first[..3]);
+        let got: Vec<(Ns, u32, i64)> = c.samples().map(|s| (s.ts, s.task, s.value)).collect();
+        let mut want: Vec<(Ns, u32, i64)> = first.iter().map(|&(_, v)| (5, 2, v)).collect();
+        // 107 - 100 is the 7 the task already had: left out.
+        want.extend(second.iter().filter(|&&(_, v)| v != 7).map(|&(_, v)| (9, 2, v)));
+        want.extend([(12, 1, 7); 3]);
         assert_eq!(got, want);
     }
 }
