@@ -197,6 +197,46 @@ impl TaskCounters {
         })
     }
 
+    /// The samples by task and time, in time order: `f(ts, task, values)`
+    /// with each value as (name id, value), once for each run of samples of
+    /// one task at one time (the groups of [`Self::samples`] joined, as a
+    /// trace shows them). Why beside `samples`: the Perfetto export reads
+    /// every sample, and decoding a group in one loop costs about half as
+    /// much as the per-sample iterator and a look-ahead.
+    pub fn for_each_group(&self, mut f: impl FnMut(Ns, u32, &[(u16, i64)])) {
+        let b = &self.samples.bytes;
+        let names = self.names.len();
+        let mut prev: Vec<i64> = vec![];
+        let mut values: Vec<(u16, i64)> = vec![];
+        let (mut at, mut ts) = (0usize, 0u64);
+        let mut current: Option<(Ns, u32)> = None;
+        while at < b.len() {
+            ts += get_varint(b, &mut at);
+            let task = get_varint(b, &mut at) as u32;
+            let n = get_varint(b, &mut at);
+            if current != Some((ts, task)) {
+                if let Some((t0, k0)) = current {
+                    f(t0, k0, &values);
+                }
+                values.clear();
+                current = Some((ts, task));
+            }
+            let base = task as usize * names;
+            if prev.len() < base + names {
+                prev.resize(base + names, 0);
+            }
+            for _ in 0..n {
+                let name = get_varint(b, &mut at) as u16;
+                let slot = &mut prev[base + usize::from(name)];
+                *slot = slot.wrapping_add(unzigzag(get_varint(b, &mut at)));
+                values.push((name, *slot));
+            }
+        }
+        if let Some((t0, k0)) = current {
+            f(t0, k0, &values);
+        }
+    }
+
     /// Drop the per-task memory of last values (a finished trace keeps
     /// only its samples).
     pub fn seal(&mut self) {
@@ -297,5 +337,34 @@ mod tests {
         want.extend(second.iter().filter(|&&(_, v)| v != 7).map(|&(_, v)| (9, 2, v)));
         want.extend([(12, 1, 7); 3]);
         assert_eq!(got, want);
+    }
+
+    /// `for_each_group` gives the samples of `samples`, those of one task
+    /// at one time together.
+    #[test]
+    fn groups_join_the_samples_of_one_task_at_one_time() {
+        let mut c = TaskCounters::default();
+        c.sample(1, 0, &[("a", 1), ("b", 2)]);
+        c.sample(1, 0, &[("a", 3), ("b", 2)]);
+        c.sample(1, 1, &[("a", 4)]);
+        c.sample(2, 0, &[("a", 3), ("b", -9)]);
+        c.sample(2, 1, &[("a", 4)]);
+        let mut got = vec![];
+        c.for_each_group(|ts, task, v| got.push((ts, task, v.to_vec())));
+        assert_eq!(
+            got,
+            vec![
+                (1, 0, vec![(0, 1), (1, 2), (0, 3)]),
+                (1, 1, vec![(0, 4)]),
+                (2, 0, vec![(1, -9)]),
+            ]
+        );
+        let flat: Vec<(Ns, u32, u16, i64)> = got
+            .iter()
+            .flat_map(|(ts, task, v)| v.iter().map(move |&(n, x)| (*ts, *task, n, x)))
+            .collect();
+        let want: Vec<(Ns, u32, u16, i64)> =
+            c.samples().map(|s| (s.ts, s.task, s.name, s.value)).collect();
+        assert_eq!(flat, want);
     }
 }

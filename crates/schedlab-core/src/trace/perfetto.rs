@@ -289,15 +289,8 @@ fn counter_packets(out: &mut Out, d: &TraceData) {
         last_ts = ts;
         delta
     };
-    let mut samples = c.samples().peekable();
-    let mut group: Vec<super::CounterSample> = vec![];
-    while let Some(first) = samples.next() {
-        let (ts, t) = (first.ts, first.task as usize);
-        group.clear();
-        group.push(first);
-        while let Some(s) = samples.next_if(|s| s.ts == ts && s.task as usize == t) {
-            group.push(s);
-        }
+    c.for_each_group(|ts, t, group| {
+        let t = t as usize;
         if thread_uuid[t] == 0 {
             let u = next_uuid;
             next_uuid += 1;
@@ -310,36 +303,36 @@ fn counter_packets(out: &mut Out, d: &TraceData) {
                 });
             });
         }
-        for s in &group {
-            let slot = t * names + s.name as usize;
+        for &(name, _) in group {
+            let slot = t * names + usize::from(name);
             if track_uuid[slot] == 0 {
                 let u = next_uuid;
                 next_uuid += 1;
                 track_uuid[slot] = u;
                 track_descriptor(out, since(ts), u, |td| {
                     td.uint(5, thread_uuid[t]);
-                    td.bytes(2, c.names[s.name as usize].as_bytes());
+                    td.bytes(2, c.names[usize::from(name)].as_bytes());
                     td.msg(8, Pb::default());
                 });
             }
         }
-        let uuid = |s: &super::CounterSample| track_uuid[t * names + s.name as usize];
+        let uuid = |name: u16| track_uuid[t * names + usize::from(name)];
         let delta = since(ts);
         packet_on(out, COUNTER_SEQ_ID, |p| {
             p.uint(8, delta);
             p.nested(11, |te| {
                 te.uint(9, TRACK_EVENT_COUNTER);
-                te.uint(11, uuid(&group[0]));
-                te.int(30, group[0].value);
-                for s in &group[1..] {
-                    te.uint(31, uuid(s));
+                te.uint(11, uuid(group[0].0));
+                te.int(30, group[0].1);
+                for &(name, _) in &group[1..] {
+                    te.uint(31, uuid(name));
                 }
-                for s in &group[1..] {
-                    te.int(12, s.value);
+                for &(_, value) in &group[1..] {
+                    te.int(12, value);
                 }
             });
         });
-    }
+    });
 }
 
 /// Encode a whole trace as a Perfetto `Trace` message.
