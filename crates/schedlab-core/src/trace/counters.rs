@@ -326,15 +326,23 @@ mod tests {
             .collect();
         let mut c = TaskCounters::default();
         let first: Vec<(&'static str, i64)> = names.iter().map(|n| (*n, 7)).collect();
-        let second: Vec<(&'static str, i64)> =
-            names.iter().enumerate().map(|(i, n)| (*n, i as i64 - 100)).collect();
+        let second: Vec<(&'static str, i64)> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (*n, i as i64 - 100))
+            .collect();
         c.sample(5, 2, &first);
         c.sample(9, 2, &second);
         c.sample(12, 1, &first[..3]);
         let got: Vec<(Ns, u32, i64)> = c.samples().map(|s| (s.ts, s.task, s.value)).collect();
         let mut want: Vec<(Ns, u32, i64)> = first.iter().map(|&(_, v)| (5, 2, v)).collect();
         // 107 - 100 is the 7 the task already had: left out.
-        want.extend(second.iter().filter(|&&(_, v)| v != 7).map(|&(_, v)| (9, 2, v)));
+        want.extend(
+            second
+                .iter()
+                .filter(|&&(_, v)| v != 7)
+                .map(|&(_, v)| (9, 2, v)),
+        );
         want.extend([(12, 1, 7); 3]);
         assert_eq!(got, want);
     }
@@ -363,8 +371,10 @@ mod tests {
             .iter()
             .flat_map(|(ts, task, v)| v.iter().map(move |&(n, x)| (*ts, *task, n, x)))
             .collect();
-        let want: Vec<(Ns, u32, u16, i64)> =
-            c.samples().map(|s| (s.ts, s.task, s.name, s.value)).collect();
+        let want: Vec<(Ns, u32, u16, i64)> = c
+            .samples()
+            .map(|s| (s.ts, s.task, s.name, s.value))
+            .collect();
         assert_eq!(flat, want);
     }
 }
