@@ -75,8 +75,8 @@ def collect() -> Dict[str, Dict[str, str]]:
     state = {"label": "", "n": 0}
 
     def capture(text, source, config, progress=None):
-        config = dict(json.loads(config), trace=True)
-        res = real(text, source, json.dumps(config), progress)
+        config = dict(config if isinstance(config, dict) else json.loads(config), trace=True)
+        res = real(text, source, config, progress)
         key = f"{state['label']}#{state['n']:03d}:{_digest([text, config])}"
         state["n"] += 1
         out[key] = _hash_run(res, tmp)

@@ -153,6 +153,60 @@ def test_cli_check_does_not_import_pandas_or_matplotlib():
     assert out.strip().splitlines()[-1] == "[] 0"
 
 
+def _same_json(a, b):
+    """Equal values of equal types (an int is not a float here, as json.loads tells them apart)."""
+    if isinstance(a, dict):
+        return isinstance(b, dict) and list(a) == list(b) and all(_same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and (a == b or (a != a and b != b))
+
+
+def test_metrics_cross_as_objects_exactly_as_through_json():
+    # The run path hands options and metrics to and from the core as Python objects (no `json`
+    # import, issue 18); they are what the JSON text gives, key order and int/float included.
+    wl = {"global": {"duration": 1},
+          "tasks": {"hog": {"instance": 3, "run": 100000, "priority": -5},
+                    "io": {"sleep": 5000, "run": 500},
+                    "dl": {"policy": "SCHED_DEADLINE", "dl-runtime": 1000, "dl-deadline": 10000,
+                           "dl-period": 10000, "run": 900, "timer": {"ref": "t", "period": 10000}}}}
+    runs = [schedlab.simulate(wl, "eevdf", 2, set={"base_slice_ns": 2_000_000}, fairness_tasks=["hog"]),
+            schedlab.simulate("examples/mixed.json", "cfs", 4, freq_mhz=[(1000, 2000)]),
+            schedlab.simulate(wl, "eevdf", 2, trace=True)]
+    for r in runs:
+        assert _same_json(r._native.metrics(), json.loads(r._native.metrics_json()))
+    # The options: the same run from a dict and from the JSON text of that dict.
+    text = json.dumps(wl)
+    config = {"scheduler": "eevdf", "cpus": 2, "hz": 1000, "set": [["base_slice_ns", 2_000_000]],
+              "freq_mhz": [(1500, 2000)], "duration": None}
+    a = schedlab._native.simulate(text, "<t>", config)
+    b = schedlab._native.simulate(text, "<t>", json.dumps(config))
+    assert a.metrics_json() == b.metrics_json()
+    for bad in ({"cpus": "two"}, {"cpus": 2**70}, {"hz": -1}):
+        msgs = []
+        for form in (bad, json.dumps(bad)):
+            with pytest.raises(schedlab.ConfigError) as e:
+                schedlab._native.simulate(text, "<t>", form)
+            msgs.append(str(e.value))
+        assert msgs[0] == msgs[1] and msgs[0].startswith("run option ")
+    with pytest.raises(TypeError):
+        schedlab._native.simulate(text, "<t>", {"cpus": object()})
+
+
+def test_cli_run_imports_no_json_module():
+    # Start-up of `schedlab run` (issue 18): `json` (about 1.3 ms) is imported only where used.
+    import subprocess
+    import sys
+
+    code = ("import sys, io; from schedlab import cli; "
+            "sys.argv = ['schedlab', 'run', 'examples/mixed.json', '--cpus', '2']; "
+            "out, sys.stdout = sys.stdout, io.StringIO(); rc = cli.main(); sys.stdout = out; "
+            "print('json' in sys.modules, rc)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=str(__import__("pathlib").Path(__file__).resolve().parents[1])).stdout
+    assert out.strip().splitlines()[-1] == "False 0"
+
+
 def test_load_balance_pulls_below_an_overloaded_group_under_the_domain_average(root):
     """calculate_imbalance's unsigned arithmetic (fair.c 6.18): 20 hogs nice -5/0/0/5 on 16 CPUs
     leave the CPUs holding two tasks (overloaded) below the domain average, which the lone nice -5

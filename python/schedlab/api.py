@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -10,6 +9,8 @@ from collections.abc import Mapping
 
 from . import _native
 
+# `json` is imported where it is used: `schedlab run` needs none of it (the options and the metrics
+# cross to and from the core as Python objects), and its import is about 1.3 ms of start-up.
 # Names for annotations only (every annotation is a string here: `from __future__ import
 # annotations`): importing typing costs `schedlab run` about 3 ms of start-up (issue 18), and
 # pandas is imported where a DataFrame is made (`schedlab check` never needs it).
@@ -73,6 +74,8 @@ def parse_duration(value: Union[str, float, int]) -> int:
 def _load(workload: WorkloadLike) -> Tuple[str, str]:
     """(text, source name) of a path, a JSON string or a dict."""
     if isinstance(workload, Mapping):
+        import json
+
         return json.dumps(workload), "<dict>"
     if isinstance(workload, str) and workload.lstrip().startswith("{"):
         return workload, "<string>"
@@ -89,17 +92,23 @@ def _load(workload: WorkloadLike) -> Tuple[str, str]:
 
 def check(workload: WorkloadLike) -> Dict[str, Any]:
     """Validate a workload without running it; returns the parsed model."""
+    import json
+
     text, source = _load(workload)
     return json.loads(_native.check_workload(text, source))
 
 
 def schedulers() -> Dict[str, Any]:
     """Schedulers with descriptions and tunables."""
+    import json
+
     return json.loads(_native.schedulers_json())
 
 
 def metric_descriptions() -> Dict[str, Dict[str, str]]:
     """Every metric field with its description, by structure (run, task, cpu)."""
+    import json
+
     return json.loads(_native.metric_descriptions_json())
 
 
@@ -135,7 +144,7 @@ class SimResult:
     def metrics(self) -> Metrics:
         """The run's metrics (converted from the native result on first use)."""
         if self._metrics is None:
-            self._metrics = Metrics(json.loads(self._native.metrics_json()))
+            self._metrics = Metrics(self._native.metrics())
         return self._metrics
 
     @property
@@ -201,6 +210,8 @@ class SimResult:
         return self._native.waking_to_run(prefix)
 
     def to_json(self, indent: Optional[int] = 2) -> str:
+        import json
+
         return json.dumps(self.metrics, indent=indent)
 
     def __repr__(self) -> str:
@@ -309,7 +320,7 @@ def simulate(
         "zero_costs": bool(zero_costs),
     }
     # The keys are the fields of the core's SimConfig, the one definition of each option.
-    args = (text, source, json.dumps(config), progress)
+    args = (text, source, config, progress)
     if policy is None:  # (scripts/golden.py wraps the 4-argument call)
         return SimResult(_native.simulate(*args))
     return SimResult(_native.simulate(*args, policy=policy))

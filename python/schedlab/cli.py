@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -91,6 +90,8 @@ def _trace_path(result: SimResult, path: str, fmt: Optional[str], scheduler: str
 
 def _write_json(path: str, data: object) -> None:
     """JSON to a file, to stdout for ``-``, through symlinks (output.py)."""
+    import json
+
     write_output(path, json.dumps(data, indent=2) + "\n")
 
 
@@ -125,9 +126,11 @@ def _write_run_outputs(a: argparse.Namespace, names: List[str], results: List[Si
 
 def _machine_args(a: argparse.Namespace) -> None:
     """Fold a --machine profile into a.hz and a.set (explicit --hz and --set win)."""
-    from . import machine
+    tun, hz = {}, 250
+    if a.machine:
+        from . import machine
 
-    tun, hz = machine.load(a.machine) if a.machine else ({}, 250)
+        tun, hz = machine.load(a.machine)
     a.hz = a.hz or hz
     a.set = [f"{k}={v}" for k, v in tun.items()] + list(a.set)
 
@@ -186,6 +189,8 @@ def _tunable_lines(tunables, indent: int = 10) -> None:
 def _cmd_schedulers(a: argparse.Namespace) -> int:
     info = schedulers()
     if a.json:
+        import json
+
         print(json.dumps(info, indent=2))
         return 0
     if a.markdown:
@@ -235,6 +240,8 @@ def _cmd_metrics(a: argparse.Namespace) -> int:
     from .api import metric_descriptions
 
     if a.json:
+        import json
+
         print(json.dumps(metric_descriptions(), indent=2))
         return 0
     for struct, fields in metric_descriptions().items():
@@ -269,6 +276,8 @@ def _cmd_host(a: argparse.Namespace) -> int:
 
     try:
         if a.host_cmd == "probe":
+            import json
+
             print(json.dumps(host.facts(), indent=2))
             return 0
         res, info = host.run(a.workload, parse_duration(a.duration) / 1e9 if a.duration else None,
@@ -372,7 +381,7 @@ def _cmd_compare(a: argparse.Namespace) -> int:
                                      "(or give A and B, e.g. FILE:NAME)")
                 (na, ma), (nb, mb) = both
                 names = (f"{a.a}:{na}", f"{a.a}:{nb}")
-    except (ValueError, json.JSONDecodeError, host.HostError, vm.VmError) as e:
+    except (ValueError, host.HostError, vm.VmError) as e:  # json.JSONDecodeError is a ValueError
         print(f"schedlab: error: {e}", file=sys.stderr)
         return 2
     c = cmp.compare(ma, mb, a.match)

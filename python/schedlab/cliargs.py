@@ -7,7 +7,7 @@ import argparse
 import os
 import sys
 
-from .api import schedulers
+from . import _native
 
 # Names for annotations only: importing typing costs `schedlab run` about 3 ms of start-up
 # (issue 18), and every annotation here is a string (`from __future__ import annotations`).
@@ -96,7 +96,7 @@ def _add_run(sub) -> None:
                    help="available frequencies (default 40..100 %% of the maximum in 10 %% steps)")
     r.add_argument("--hotplug", metavar="T=-CPU,T=+CPU",
                    help="take CPUs offline (-) and online (+) at T seconds, e.g. 5=-3,8=+3")
-    r.add_argument("--dl-policy", default="edf", choices=[d["name"] for d in schedulers()["dl_orders"]],
+    r.add_argument("--dl-policy", default="edf", choices=_native.dl_order_names(),
                    help="ordering of SCHED_DEADLINE tasks: the kernel's EDF, or LLF / ILLF (seed 001); "
                         "see 'schedlab schedulers'")
     r.add_argument("--hz", type=_positive, help="tick frequency (default: the --machine profile's, else 250)")

@@ -12,6 +12,7 @@ use schedlab_core::trace::{ftrace, perfetto};
 use schedlab_core::workload::{Workload, WorkloadError as CoreWorkloadError};
 use std::io::Write;
 
+mod convert;
 mod ctx;
 mod policy;
 
@@ -97,6 +98,13 @@ fn schedulers_json() -> String {
     .to_string()
 }
 
+/// The names of the SCHED_DEADLINE orderings (`run --dl-policy`'s
+/// choices), without the whole registry's JSON.
+#[pyfunction]
+fn dl_order_names() -> Vec<&'static str> {
+    registry::DL_ORDERS.iter().map(|d| d.name).collect()
+}
+
 /// Metric descriptions, as JSON {struct: {field: description}}.
 #[pyfunction]
 fn metric_descriptions_json() -> String {
@@ -164,6 +172,12 @@ impl PyRunResult {
     fn metrics_json(&self) -> PyResult<String> {
         serde_json::to_string(&self.0.metrics.to_json())
             .map_err(|e| PyRuntimeError::new_err(e.to_string()))
+    }
+
+    /// The metrics as Python objects: what `json.loads(metrics_json())`
+    /// gives, without the `json` module (convert.rs).
+    fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        convert::to_py(py, &self.0.metrics.to_json())
     }
 
     /// Timer activations as (task index, time µs, slack µs).
@@ -267,18 +281,24 @@ impl PyRunResult {
 
 /// The run options, sent by Python as JSON with `SimConfig`'s field names
 /// (its one definition): unknown keys and wrong types are errors.
-fn parse_config(cfg: &str) -> PyResult<SimConfig> {
-    let de = &mut serde_json::Deserializer::from_str(cfg);
-    serde_path_to_error::deserialize(de).map_err(|e| {
+/// The run options: a dict of `SimConfig`'s fields (the API's), or the
+/// same as JSON text.
+fn parse_config(cfg: &Bound<'_, PyAny>) -> PyResult<SimConfig> {
+    let named = |e: serde_path_to_error::Error<serde_json::Error>| {
         // Name the option, not a position in the JSON the API wrote.
         let inner = e.inner().to_string();
         let msg = inner.split(" at line ").next().unwrap_or(&inner);
         ConfigError::new_err(format!("run option {}: {msg}", e.path()))
-    })
+    };
+    if let Ok(text) = cfg.extract::<String>() {
+        let de = &mut serde_json::Deserializer::from_str(&text);
+        return serde_path_to_error::deserialize(de).map_err(named);
+    }
+    serde_path_to_error::deserialize(convert::to_json(cfg)?).map_err(named)
 }
 
 /// Simulate rt-app JSON `text` (named `source` in errors) with the options
-/// in `config` (JSON, `SimConfig`'s fields). `progress(now_ns, end_ns_or_None)` is called between
+/// in `config` (`SimConfig`'s fields: a dict, or JSON text). `progress(now_ns, end_ns_or_None)` is called between
 /// chunks of simulated time; Ctrl-C is honoured between chunks.
 /// `policy`: a `schedlab.ext.Policy` instance to run in the ext class
 /// (`config["scheduler"]` is then only the name the metrics show).
@@ -288,7 +308,7 @@ fn simulate(
     py: Python<'_>,
     text: &str,
     source: &str,
-    config: &str,
+    config: &Bound<'_, PyAny>,
     progress: Option<Bound<'_, PyAny>>,
     policy: Option<Bound<'_, PyAny>>,
 ) -> PyResult<PyRunResult> {
@@ -359,6 +379,7 @@ fn import_trace(
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_workload, m)?)?;
     m.add_function(wrap_pyfunction!(schedulers_json, m)?)?;
+    m.add_function(wrap_pyfunction!(dl_order_names, m)?)?;
     m.add_function(wrap_pyfunction!(metric_descriptions_json, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(import_trace, m)?)?;
