@@ -310,6 +310,10 @@ impl SchedClass for Rt {
         "rt"
     }
 
+    fn reserve_tasks(&mut self, n: usize) {
+        self.slice.reserve_exact(n);
+    }
+
     fn task_fork(&mut self, _m: &mut Machine, t: TaskId, _parent: Option<TaskId>) {
         if self.slice.len() <= t {
             self.slice.resize(t + 1, 0);

@@ -361,6 +361,8 @@ impl Simulator {
             .min(1 << 20);
         self.m.tasks.reserve_exact(n);
         self.m.stats.tasks.reserve_exact(n);
+        // At most one process per task object (the launcher's threads).
+        self.m.processes.reserve_exact(self.wl.tasks.len());
         self.task_start.reserve_exact(n);
         for k in 0..self.classes.len() {
             self.classes.get(k).reserve_tasks(n);

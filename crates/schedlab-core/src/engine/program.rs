@@ -98,7 +98,21 @@ impl Programs {
     /// The flat copy of `wl`'s programs, their resource names numbered
     /// by `sync`.
     pub fn of(wl: &Workload, sync: &mut SyncState) -> Programs {
-        let mut p = Programs::default();
+        // Sized once: grown by doubling they left up to half unused (issue
+        // 18's bytes per task, with one program per task object).
+        let phases = wl.tasks.iter().map(|d| d.phases.len()).sum();
+        let events = wl
+            .tasks
+            .iter()
+            .flat_map(|d| &d.phases)
+            .map(|ph| ph.events.len())
+            .sum();
+        let mut p = Programs {
+            defs: Vec::with_capacity(wl.tasks.len()),
+            phases: Vec::with_capacity(phases),
+            events: Vec::with_capacity(events),
+            timer_names: vec![],
+        };
         for d in &wl.tasks {
             p.defs.push(DefProgram {
                 loops: d.loops,

@@ -442,6 +442,10 @@ impl SchedClass for Dl {
         "dl"
     }
 
+    fn reserve_tasks(&mut self, n: usize) {
+        self.ent.reserve_exact(n);
+    }
+
     fn task_fork(&mut self, _m: &mut Machine, t: TaskId, _parent: Option<TaskId>) {
         if self.ent.len() <= t {
             self.ent.resize(t + 1, DlEnt::default());
