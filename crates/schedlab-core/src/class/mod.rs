@@ -206,6 +206,18 @@ pub trait SchedClass {
     /// `m.resched(cpu)`.
     fn task_tick(&mut self, m: &mut Machine, cpu: CpuId, curr: TaskId);
 
+    /// Whether [`Self::task_tick`] of `curr` on `cpu` at `m.now` would change
+    /// nothing but runtime accounting that the class's next
+    /// [`Self::update_curr`] (at the next event on `cpu`) does to the same
+    /// bit: no throttling, preemption, re-keying, slice or timer. No kernel
+    /// counterpart: the engine leaves such a tick's work out when every
+    /// part of it is quiet ("quiet ticks", engine/mod.rs), so an answer of
+    /// true where the tick would act changes results. Default: false (the
+    /// tick always runs).
+    fn task_tick_is_quiet(&self, _m: &Machine, _cpu: CpuId, _curr: TaskId) -> bool {
+        false
+    }
+
     /// `reweight_task` / `prio_changed`: the weight, nice or slice of `t`
     /// changed while it was dequeued with SAVE (the engine re-enqueues it).
     fn reweight_task(&mut self, m: &mut Machine, t: TaskId);
@@ -290,6 +302,13 @@ pub trait SchedClass {
     /// Called for a CPU whose tick is stopped by the NOHZ idle balancer
     /// (engine/nohz.rs), on an idle CPU's own tick with `nohz=0`.
     fn tick_balance(&mut self, m: &mut Machine, cpu: CpuId);
+
+    /// Whether [`Self::tick_balance`] on `cpu` at `m.now` would do nothing
+    /// at all (no balancing due, no state touched); as
+    /// [`Self::task_tick_is_quiet`]. Default: false.
+    fn tick_balance_is_quiet(&self, _m: &Machine, _cpu: CpuId) -> bool {
+        false
+    }
 
     /// Runnable tasks of this class on `cpu`, the current one included
     /// (`rq->cfs.h_nr_queued`, `rq->rt.rt_nr_running`); read by the fair

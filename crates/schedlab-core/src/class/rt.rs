@@ -461,6 +461,10 @@ impl SchedClass for Rt {
 
     fn tick_balance(&mut self, _m: &mut Machine, _cpu: CpuId) {}
 
+    fn tick_balance_is_quiet(&self, _m: &Machine, _cpu: CpuId) -> bool {
+        true
+    }
+
     fn nr_runnable(&self, cpu: CpuId) -> u32 {
         self.rq[cpu].nr
     }

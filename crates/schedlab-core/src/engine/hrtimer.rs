@@ -55,6 +55,14 @@ impl SlackTimers {
         self.per_cpu[cpu].push(Reverse((soft, self.armed, task, gen)));
     }
 
+    /// Whether a timer queued on `cpu` (live or stale) has a soft expiry
+    /// at or before `now`: [`Self::due`] would return or drop something.
+    pub fn any_due(&self, cpu: CpuId, now: Ns) -> bool {
+        self.per_cpu[cpu]
+            .peek()
+            .is_some_and(|&Reverse((soft, ..))| soft <= now)
+    }
+
     /// Take the timers of `cpu` whose soft expiry is at or before `now`, in
     /// expiry order, as (task, gen); entries of tasks that woke otherwise
     /// or slept again are the caller's to skip.

@@ -116,6 +116,9 @@ pub struct Simulator {
     tick_parked: bool,
     /// Time of the last NOHZ idle-balance pass (one per jiffy).
     last_ilb: Option<Ns>,
+    /// Ticks that would change nothing are counted and skipped (nohz.rs
+    /// `quiet_tick`); off only to check that shortcut against the full tick.
+    quiet_ticks: bool,
     calib_rate: (u64, u64),
     ns_per_loop: Option<u64>,
     instance_counter: Vec<u32>,
@@ -266,6 +269,7 @@ impl Simulator {
             smt_pct: tunables.get("smt_speed_pct").unwrap_or(100).clamp(1, 100) as u64,
             tick_parked: false,
             last_ilb: None,
+            quiet_ticks: true,
             tunables,
             events: EventQueue::default(),
             seg_ends: segments::SegmentEnds::new(cfg.cpus),
@@ -463,6 +467,16 @@ impl Simulator {
                     // A stopped tick (NO_HZ): nothing happens.
                     continue;
                 }
+                self.m.now = t;
+                if let Some(kicks) = self.quiet_tick(cpu) {
+                    // Counted as the event it is; its idle-balance kick is
+                    // recorded as the pass would (one per jiffy).
+                    if kicks {
+                        self.last_ilb = Some(t);
+                    }
+                    self.m.stats.events += 1;
+                    continue;
+                }
                 EventKind::Tick(cpu)
             };
             self.m.now = t;
@@ -545,6 +559,13 @@ impl Simulator {
     /// Whether the run is over.
     pub fn is_done(&self) -> bool {
         self.finished_at.is_some() || self.next_time().is_none()
+    }
+
+    /// Whether ticks that would change nothing are skipped (default true;
+    /// nohz.rs `quiet_tick`). Off, every tick runs in full: for tests that
+    /// hold the shortcut to the same results.
+    pub fn set_quiet_ticks(&mut self, on: bool) {
+        self.quiet_ticks = on;
     }
 
     /// Time the run ends (or is expected to end), for progress reporting.

@@ -130,8 +130,60 @@ impl Simulator {
 
     /// The NOHZ idle balancer, from the tick of busy `cpu`.
     pub(crate) fn nohz_idle_balance(&mut self, cpu: CpuId) {
-        if self.tick_mode == TickMode::Periodic || self.last_ilb == Some(self.m.now) {
+        let Some(stopped) = self.ilb_targets(cpu) else {
             return;
+        };
+        self.last_ilb = Some(self.m.now);
+        for c in stopped.iter() {
+            for k in 0..self.classes.len() {
+                self.classes.get(k).tick_balance(&mut self.m, c);
+            }
+        }
+    }
+
+    /// Quiet ticks (a simulator shortcut, no kernel counterpart: the
+    /// kernel's tick runs): whether the tick of busy `cpu` now would change
+    /// nothing at all, so that the event loop counts it and goes on.
+    /// Every part of `Simulator::tick` and what follows it must be quiet:
+    /// no deadline server, the current task's class tick
+    /// (`SchedClass::task_tick_is_quiet`: e.g. a SCHED_DEADLINE job with
+    /// runtime left, at full speed, under EDF), every class's balancing of
+    /// `cpu` and, when this tick kicks the idle balancer, of every CPU it
+    /// would balance for (`tick_balance_is_quiet`: e.g. none due), and no
+    /// sleep timer due on `cpu`. Some(kicks) when quiet, `kicks` telling
+    /// whether the tick kicks the idle balancer (its pass would only find
+    /// nothing due). A fair task's tick is never quiet (its slice, its
+    /// preemption check and PELT). Exact by the hooks' contract:
+    /// tests/quiet_ticks.rs runs workloads both ways and compares.
+    pub(crate) fn quiet_tick(&self, cpu: CpuId) -> Option<bool> {
+        if !self.quiet_ticks || self.classes.server.is_some() {
+            return None;
+        }
+        let m = &self.m;
+        if let Some(t) = m.rqs[cpu].curr {
+            let c = self.class_of(t);
+            if !self.classes.get_ref(c).task_tick_is_quiet(m, cpu, t) {
+                return None;
+            }
+        }
+        let balances_quietly = |c: CpuId| {
+            (0..self.classes.len()).all(|k| self.classes.get_ref(k).tick_balance_is_quiet(m, c))
+        };
+        if !balances_quietly(cpu) || self.slack_timers.any_due(cpu, m.now) {
+            return None;
+        }
+        match self.ilb_targets(cpu) {
+            Some(stopped) if !stopped.iter().all(balances_quietly) => None,
+            kick => Some(kick.is_some()),
+        }
+    }
+
+    /// The CPUs the tick of `cpu` kicks an idle-balance pass for now, or
+    /// None when it kicks none.
+    #[inline(always)]
+    pub(crate) fn ilb_targets(&self, cpu: CpuId) -> Option<CpuSet> {
+        if self.tick_mode == TickMode::Periodic || self.last_ilb == Some(self.m.now) {
+            return None;
         }
         // The other online CPUs whose tick is stopped, as a mask (this
         // runs at every tick of every CPU: no allocation).
@@ -142,18 +194,13 @@ impl Simulator {
             }
         }
         if stopped.is_empty() {
-            return;
+            return None;
         }
         let llc = self.m.topo.llc(cpu);
         let busy_in_llc = llc.iter().filter(|c| !self.m.is_idle(*c)).count();
         if self.m.rqs[cpu].nr_running < 2 && busy_in_llc < 2 {
-            return;
+            return None;
         }
-        self.last_ilb = Some(self.m.now);
-        for c in stopped.iter() {
-            for k in 0..self.classes.len() {
-                self.classes.get(k).tick_balance(&mut self.m, c);
-            }
-        }
+        Some(stopped)
     }
 }

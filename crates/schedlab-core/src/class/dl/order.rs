@@ -104,6 +104,14 @@ pub trait DlOrder: Debug {
     fn task_tick(&self, ctx: &mut DlCtx, curr: TaskId) {
         let _ = (ctx, curr);
     }
+
+    /// Whether [`Self::task_tick`] does nothing, whatever the state (lets
+    /// the class call a tick quiet: `SchedClass::task_tick_is_quiet`). An
+    /// ordering that overrides `task_tick` keeps the default. Default:
+    /// false.
+    fn task_tick_is_noop(&self) -> bool {
+        false
+    }
 }
 
 /// Earliest deadline first: the kernel's SCHED_DEADLINE ordering, every
@@ -111,7 +119,11 @@ pub trait DlOrder: Debug {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Edf;
 
-impl DlOrder for Edf {}
+impl DlOrder for Edf {
+    fn task_tick_is_noop(&self) -> bool {
+        true
+    }
+}
 
 /// The deadline class's run queue of one CPU, as a [`DlOrder`] hook sees it.
 pub struct DlCtx<'a> {

@@ -684,6 +684,10 @@ impl<P: ExtOps> SchedClass for ExtClass<P> {
 
     fn tick_balance(&mut self, _m: &mut Machine, _cpu: CpuId) {}
 
+    fn tick_balance_is_quiet(&self, _m: &Machine, _cpu: CpuId) -> bool {
+        true
+    }
+
     fn nr_runnable(&self, cpu: CpuId) -> u32 {
         self.st.cpus.get(cpu).map_or(0, |c| c.nr)
     }

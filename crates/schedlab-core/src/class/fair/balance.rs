@@ -727,12 +727,11 @@ impl Fair {
 
     /// Periodic balancing from the tick (`sched_balance_domains`).
     pub(super) fn periodic_balance(&mut self, m: &mut Machine, cpu: CpuId) {
-        let tick = m.tick_ns();
-        let mut busy = !m.is_idle(cpu);
-        let (next, for_busy) = self.lb.next_balance[cpu];
-        if m.now < next && for_busy == busy {
+        if self.periodic_balance_is_quiet(m, cpu) {
             return;
         }
+        let tick = m.tick_ns();
+        let mut busy = !m.is_idle(cpu);
         for level in 0..self.lb.doms[cpu].len() {
             if m.now >= self.due(cpu, level, busy, tick) {
                 let idle = if busy {
@@ -751,6 +750,15 @@ impl Fair {
             .min()
             .unwrap_or(Ns::MAX);
         self.lb.next_balance[cpu] = (next, busy);
+    }
+
+    /// Whether `periodic_balance(cpu)` returns at once: no domain due before
+    /// the cached `next_balance`, which still holds for the CPU's busy or
+    /// idle state.
+    pub(super) fn periodic_balance_is_quiet(&self, m: &Machine, cpu: CpuId) -> bool {
+        let (next, for_busy) = self.lb.next_balance[cpu];
+        let busy = !m.is_idle(cpu);
+        m.now < next && for_busy == busy
     }
 
     /// When `cpu`'s domain at `level` is next due (`get_sd_balance_interval`:

@@ -779,6 +779,10 @@ impl SchedClass for Fair {
         }
     }
 
+    fn tick_balance_is_quiet(&self, m: &Machine, cpu: CpuId) -> bool {
+        !self.hooks.replaces_balancer() && self.periodic_balance_is_quiet(m, cpu)
+    }
+
     fn nr_runnable(&self, cpu: CpuId) -> u32 {
         self.root_rq(cpu).h_nr_running
     }

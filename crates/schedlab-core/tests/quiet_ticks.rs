@@ -1,0 +1,158 @@
+//! Quiet ticks (engine/nohz.rs `quiet_tick`): a tick that would change
+//! nothing is counted and skipped. The shortcut must be exact: every
+//! workload here runs with it and with every tick in full, and the metrics
+//! and the trace (with the classes' values at every switch) must be the
+//! same to the byte. The workloads lean on what a
+//! quiet tick must not skip: deadline jobs that overrun their runtime
+//! (throttling at a tick), a slowed CPU (accounting that rounds per tick),
+//! LLF's and ILLF's per-tick re-keying, the idle balancer of stopped CPUs,
+//! sleep timers with slack (expired by the tick's hrtimer interrupt), RT
+//! with the fair server, and the three tick modes.
+
+mod common;
+use common::*;
+use schedlab_core::config::SimConfig;
+use schedlab_core::engine::Simulator;
+use schedlab_core::trace::perfetto;
+use schedlab_core::workload::Workload;
+
+fn both_ways(name: &str, text: &str, cfg: SimConfig) {
+    let once = |quiet: bool| {
+        let wl = Workload::from_rtapp(name, text).expect("workload parses");
+        let mut sim = Simulator::new(wl, cfg.clone()).expect("simulator builds");
+        sim.set_quiet_ticks(quiet);
+        let r = sim.run().expect("simulation runs");
+        let metrics = serde_json::to_string(&r.metrics.to_json()).expect("metrics serialize");
+        // The Perfetto bytes carry each class's values at every switch
+        // (a deadline job's runtime to the nanosecond among them).
+        (metrics, r.trace.as_ref().map(perfetto::encode))
+    };
+    let (full, quiet) = (once(false), once(true));
+    assert!(
+        full.0 == quiet.0,
+        "{name} ({} on {} CPUs): metrics differ with quiet ticks",
+        cfg.scheduler,
+        cfg.cpus
+    );
+    assert!(full.1 == quiet.1, "{name}: traces differ with quiet ticks");
+}
+
+fn with(kind: &str, cpus: usize, f: impl FnOnce(&mut SimConfig)) -> SimConfig {
+    let mut c = cfg(kind, cpus);
+    c.trace = true;
+    f(&mut c);
+    c
+}
+
+/// Global EDF, issue 18's anchor shape: jobs that end within their runtime.
+fn gedf(n: u64, overrun: u64) -> String {
+    let tasks: Vec<String> = (1..=n)
+        .map(|i| {
+            let period = (5 * i + 230) * 1000;
+            format!(
+                r#""t{i}": {{"policy": "SCHED_DEADLINE", "dl-runtime": {}, "dl-deadline": {period},
+                    "dl-period": {period}, "run": {}, "timer": {{"ref": "u{i}", "period": {period}}}}}"#,
+                5 * i * 1000,
+                5 * i * 1000 + overrun
+            )
+        })
+        .collect();
+    format!(
+        r#"{{"global": {{"duration": 3}}, "tasks": {{{}}}}}"#,
+        tasks.join(",")
+    )
+}
+
+const MIXED: &str = r#"{"global": {"duration": 2},
+    "tasks": {
+        "dl": {"policy": "SCHED_DEADLINE", "dl-runtime": 3000, "dl-deadline": 10000,
+               "dl-period": 10000, "run": 2500, "timer": {"ref": "d", "period": 10000}},
+        "fifo": {"policy": "SCHED_FIFO", "priority": 10, "run": 500, "sleep": 7000},
+        "io": {"instance": 3, "run": 300, "sleep": 4000},
+        "hog": {"instance": 2, "run": 100000, "priority": 5}}}"#;
+
+const SLACK_UNDER_DL: &str = r#"{"global": {"duration": 2},
+    "tasks": {
+        "dl": {"policy": "SCHED_DEADLINE", "dl-runtime": 8500, "dl-deadline": 10270,
+               "dl-period": 10270, "run": 8000, "timer": {"ref": "d", "period": 10270}},
+        "io": {"instance": 2, "run": 100, "sleep": 2900}}}"#;
+
+#[test]
+fn deadline_runs_are_the_same_with_quiet_ticks() {
+    for hz in [100, 250, 1000] {
+        for nohz in [0, 1, 2] {
+            let c = with("eevdf", 4, |c| {
+                c.hz = hz;
+                c.set = vec![("nohz".into(), nohz)];
+            });
+            both_ways("gedf", &gedf(16, 0), c.clone());
+            // Jobs that run past their runtime: throttled at the tick.
+            both_ways("gedf-overrun", &gedf(12, 700), c);
+        }
+    }
+    for order in ["llf", "illf"] {
+        let c = with("eevdf", 4, |c| c.dl_policy = order.into());
+        both_ways(order, &gedf(16, 0), c);
+    }
+    // A slowed CPU whose rate divides no tick evenly: each tick's
+    // accounting rounds on its own.
+    let c = with("eevdf", 4, |c| c.freq_mhz = vec![(1300, 1999)]);
+    both_ways("gedf-slow", &gedf(12, 0), c.clone());
+    both_ways("gedf-slow-overrun", &gedf(12, 300), c);
+}
+
+#[test]
+fn mixed_classes_are_the_same_with_quiet_ticks() {
+    for kind in ["eevdf", "cfs", "eevdf-6.18", "bmq", "cacule"] {
+        for cpus in [1, 2, 3, 8] {
+            both_ways("mixed", MIXED, with(kind, cpus, |_| {}));
+        }
+    }
+    // With the wakeup path's costs and timer slack.
+    let c = with("eevdf", 4, |c| c.zero_costs = false);
+    both_ways("mixed-costs", MIXED, c);
+    // A sleeper's slack timer on a CPU a deadline job keeps busy: the
+    // tick's hrtimer interrupt expires it early when it falls inside the
+    // slack window.
+    for cpus in [1, 2] {
+        for hz in [250, 1000] {
+            let c = with("eevdf", cpus, |c| {
+                c.zero_costs = false;
+                c.hz = hz;
+            });
+            both_ways("slack-under-dl", SLACK_UNDER_DL, c);
+        }
+    }
+}
+
+#[test]
+fn example_workloads_are_the_same_with_quiet_ticks() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let mut files = vec![];
+    for dir in [
+        "examples",
+        "examples/fidelity",
+        "tests/fixtures/rtapp-examples",
+    ] {
+        let Ok(entries) = std::fs::read_dir(format!("{root}/{dir}")) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.extension().is_some_and(|x| x == "json") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    assert!(files.len() >= 8, "found {} workload files", files.len());
+    for p in files {
+        let text = std::fs::read_to_string(&p).expect("readable");
+        let name = p.display().to_string();
+        if Workload::from_rtapp(&name, &text).is_err() {
+            continue;
+        }
+        let c = with("eevdf", 4, |c| c.duration = Some(2_000_000_000));
+        both_ways(&name, &text, c);
+    }
+}
