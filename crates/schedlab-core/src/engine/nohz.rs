@@ -186,18 +186,25 @@ impl Simulator {
             return None;
         }
         // The other online CPUs whose tick is stopped, as a mask (this
-        // runs at every tick of every CPU: no allocation).
-        let mut stopped = CpuSet::empty();
-        for c in (0..self.m.nr_cpus()).filter(|c| *c != cpu) {
-            if self.m.online.contains(c) && !self.cpu_ticks(c) {
-                stopped.insert(c);
+        // runs at every tick of every CPU: no allocation; under NO_HZ_IDLE
+        // the idle CPUs, from the machine's idle mask).
+        let mut stopped = if self.tick_mode == TickMode::NohzIdle {
+            self.m.online.and(self.m.idle_cpus())
+        } else {
+            let mut s = CpuSet::empty();
+            for c in (0..self.m.nr_cpus()).filter(|c| self.m.online.contains(*c)) {
+                if !self.cpu_ticks(c) {
+                    s.insert(c);
+                }
             }
-        }
+            s
+        };
+        stopped.remove(cpu);
         if stopped.is_empty() {
             return None;
         }
         let llc = self.m.topo.llc(cpu);
-        let busy_in_llc = llc.iter().filter(|c| !self.m.is_idle(*c)).count();
+        let busy_in_llc = llc.count() - llc.and(self.m.idle_cpus()).count();
         if self.m.rqs[cpu].nr_running < 2 && busy_in_llc < 2 {
             return None;
         }

@@ -90,6 +90,8 @@ pub struct Dl {
     /// The ordering (shared so that a hook can be called while the class
     /// lends itself to the hook's [`DlCtx`]).
     order: Rc<dyn DlOrder>,
+    /// The ordering's `task_tick` does nothing (asked once: it is fixed).
+    order_tick_noop: bool,
     /// Per CPU: the task the next pick must return (set by the order).
     forced: Vec<Option<TaskId>>,
     ent: Vec<DlEnt>,
@@ -116,6 +118,7 @@ impl Dl {
     pub fn new(m: &Machine, order: Box<dyn DlOrder>, server: bool) -> Self {
         let n = m.nr_cpus();
         Dl {
+            order_tick_noop: order.task_tick_is_noop(),
             order: Rc::from(order),
             forced: vec![None; n],
             ent: vec![],
@@ -660,7 +663,7 @@ impl SchedClass for Dl {
         let delta = m.now.saturating_sub(self.exec_start[cpu]);
         let left =
             i64::try_from(delta).map_or(i64::MIN, |d| self.ent[curr].runtime.saturating_sub(d));
-        left > 0 && (!self.ent[curr].in_tree || self.order.task_tick_is_noop())
+        left > 0 && (!self.ent[curr].in_tree || self.order_tick_noop)
     }
 
     fn tick_balance(&mut self, _m: &mut Machine, _cpu: CpuId) {}
