@@ -206,16 +206,17 @@ pub trait SchedClass {
     /// `m.resched(cpu)`.
     fn task_tick(&mut self, m: &mut Machine, cpu: CpuId, curr: TaskId);
 
-    /// Whether [`Self::task_tick`] of `curr` on `cpu` at `m.now` would change
-    /// nothing but runtime accounting that the class's next
+    /// Until when [`Self::task_tick`] of `curr` on `cpu` stays quiet if
+    /// nothing else happens: a tick at any time before the returned one
+    /// would change nothing but runtime accounting that the class's next
     /// [`Self::update_curr`] (at the next event on `cpu`) does to the same
-    /// bit: no throttling, preemption, re-keying, slice or timer. No kernel
-    /// counterpart: the engine leaves such a tick's work out when every
-    /// part of it is quiet ("quiet ticks", engine/mod.rs), so an answer of
-    /// true where the tick would act changes results. Default: false (the
-    /// tick always runs).
-    fn task_tick_is_quiet(&self, _m: &Machine, _cpu: CpuId, _curr: TaskId) -> bool {
-        false
+    /// bit (no throttling, preemption, re-keying, slice or timer). No
+    /// kernel counterpart: the engine leaves such ticks' work out when
+    /// every part of them is quiet ("quiet ticks", engine/nohz.rs), so a
+    /// time past a tick that would act changes results. Default: 0 (every
+    /// tick runs).
+    fn task_tick_quiet_until(&self, _m: &Machine, _cpu: CpuId, _curr: TaskId) -> Ns {
+        0
     }
 
     /// `reweight_task` / `prio_changed`: the weight, nice or slice of `t`
@@ -303,11 +304,11 @@ pub trait SchedClass {
     /// (engine/nohz.rs), on an idle CPU's own tick with `nohz=0`.
     fn tick_balance(&mut self, m: &mut Machine, cpu: CpuId);
 
-    /// Whether [`Self::tick_balance`] on `cpu` at `m.now` would do nothing
-    /// at all (no balancing due, no state touched); as
-    /// [`Self::task_tick_is_quiet`]. Default: false.
-    fn tick_balance_is_quiet(&self, _m: &Machine, _cpu: CpuId) -> bool {
-        false
+    /// Until when [`Self::tick_balance`] on `cpu` does nothing at all (no
+    /// balancing due, no state touched) if nothing else happens; as
+    /// [`Self::task_tick_quiet_until`]. Default: 0.
+    fn tick_balance_quiet_until(&self, _m: &Machine, _cpu: CpuId) -> Ns {
+        0
     }
 
     /// Runnable tasks of this class on `cpu`, the current one included

@@ -461,8 +461,8 @@ impl SchedClass for Rt {
 
     fn tick_balance(&mut self, _m: &mut Machine, _cpu: CpuId) {}
 
-    fn tick_balance_is_quiet(&self, _m: &Machine, _cpu: CpuId) -> bool {
-        true
+    fn tick_balance_quiet_until(&self, _m: &Machine, _cpu: CpuId) -> Ns {
+        Ns::MAX
     }
 
     fn nr_runnable(&self, cpu: CpuId) -> u32 {

@@ -55,12 +55,13 @@ impl SlackTimers {
         self.per_cpu[cpu].push(Reverse((soft, self.armed, task, gen)));
     }
 
-    /// Whether a timer queued on `cpu` (live or stale) has a soft expiry
-    /// at or before `now`: [`Self::due`] would return or drop something.
-    pub fn any_due(&self, cpu: CpuId, now: Ns) -> bool {
+    /// The earliest soft expiry of a timer queued on `cpu` (live or
+    /// stale; `Ns::MAX` if none): from then on [`Self::due`] returns or
+    /// drops something.
+    pub fn next_soft(&self, cpu: CpuId) -> Ns {
         self.per_cpu[cpu]
             .peek()
-            .is_some_and(|&Reverse((soft, ..))| soft <= now)
+            .map_or(Ns::MAX, |&Reverse((soft, ..))| soft)
     }
 
     /// Take the timers of `cpu` whose soft expiry is at or before `now`, in

@@ -461,6 +461,13 @@ impl Simulator {
                 }
             } else {
                 let (at, cpu) = self.next_tick;
+                if cpu == 0 {
+                    // Whole jiffies of quiet ticks at once (nohz.rs).
+                    if let Some((jiffies, ticks)) = self.quiet_jiffies(at, limit) {
+                        self.skip_quiet_jiffies(at, jiffies, ticks);
+                        continue;
+                    }
+                }
                 let ticks = self.cpu_ticks(cpu);
                 self.advance_tick(at, cpu);
                 if !ticks {

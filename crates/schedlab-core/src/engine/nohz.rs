@@ -130,7 +130,7 @@ impl Simulator {
 
     /// The NOHZ idle balancer, from the tick of busy `cpu`.
     pub(crate) fn nohz_idle_balance(&mut self, cpu: CpuId) {
-        let Some(stopped) = self.ilb_targets(cpu) else {
+        let Some(stopped) = self.ilb_targets_at(cpu, self.m.now) else {
             return;
         };
         self.last_ilb = Some(self.m.now);
@@ -142,47 +142,118 @@ impl Simulator {
     }
 
     /// Quiet ticks (a simulator shortcut, no kernel counterpart: the
-    /// kernel's tick runs): whether the tick of busy `cpu` now would change
-    /// nothing at all, so that the event loop counts it and goes on.
-    /// Every part of `Simulator::tick` and what follows it must be quiet:
-    /// no deadline server, the current task's class tick
-    /// (`SchedClass::task_tick_is_quiet`: e.g. a SCHED_DEADLINE job with
-    /// runtime left, at full speed, under EDF), every class's balancing of
-    /// `cpu` and, when this tick kicks the idle balancer, of every CPU it
-    /// would balance for (`tick_balance_is_quiet`: e.g. none due), and no
-    /// sleep timer due on `cpu`. Some(kicks) when quiet, `kicks` telling
-    /// whether the tick kicks the idle balancer (its pass would only find
-    /// nothing due). A fair task's tick is never quiet (its slice, its
-    /// preemption check and PELT). Exact by the hooks' contract:
+    /// kernel's tick runs): until when the ticks of busy `cpu` would change
+    /// nothing at all if nothing else happens, so that the event loop counts
+    /// them and goes on. Every part of `Simulator::tick` and what follows it
+    /// must be quiet: no deadline server, the current task's class tick
+    /// (`SchedClass::task_tick_quiet_until`: e.g. a SCHED_DEADLINE job under
+    /// EDF while it has runtime left, at full speed), every class's
+    /// balancing of `cpu` and, when its tick kicks the idle balancer, of
+    /// every CPU the pass would cover (`tick_balance_quiet_until`: until
+    /// the next balance is due), and no sleep timer expiring on `cpu`. A
+    /// fair task's tick is never quiet (its slice, its preemption check and
+    /// PELT). 0 when the tick must run. Exact by the hooks' contract:
     /// tests/quiet_ticks.rs runs workloads both ways and compares.
-    pub(crate) fn quiet_tick(&self, cpu: CpuId) -> Option<bool> {
+    pub(crate) fn quiet_until(&self, cpu: CpuId, now: Ns) -> Ns {
         if !self.quiet_ticks || self.classes.server.is_some() {
-            return None;
+            return 0;
         }
         let m = &self.m;
-        if let Some(t) = m.rqs[cpu].curr {
-            let c = self.class_of(t);
-            if !self.classes.get_ref(c).task_tick_is_quiet(m, cpu, t) {
-                return None;
-            }
-        }
-        let balances_quietly = |c: CpuId| {
-            (0..self.classes.len()).all(|k| self.classes.get_ref(k).tick_balance_is_quiet(m, c))
+        let mut until = match m.rqs[cpu].curr {
+            Some(t) => self
+                .classes
+                .get_ref(self.class_of(t))
+                .task_tick_quiet_until(m, cpu, t),
+            None => Ns::MAX,
         };
-        if !balances_quietly(cpu) || self.slack_timers.any_due(cpu, m.now) {
-            return None;
+        if until <= now {
+            return 0;
         }
-        match self.ilb_targets(cpu) {
-            Some(stopped) if !stopped.iter().all(balances_quietly) => None,
-            kick => Some(kick.is_some()),
+        let balance = |c: CpuId, until: Ns| {
+            (0..self.classes.len()).fold(until, |u, k| {
+                u.min(self.classes.get_ref(k).tick_balance_quiet_until(m, c))
+            })
+        };
+        until = balance(cpu, until).min(self.slack_timers.next_soft(cpu));
+        if until <= now {
+            return 0;
         }
+        if let Some(stopped) = self.ilb_targets_at(cpu, now) {
+            until = stopped.iter().fold(until, |u, c| balance(c, u));
+        }
+        until
     }
 
-    /// The CPUs the tick of `cpu` kicks an idle-balance pass for now, or
-    /// None when it kicks none.
+    /// Whether the tick of `cpu` now is quiet ([`Self::quiet_until`]):
+    /// Some(kicks), `kicks` telling whether it kicks the idle balancer (its
+    /// pass would find nothing due).
+    pub(crate) fn quiet_tick(&self, cpu: CpuId) -> Option<bool> {
+        let now = self.m.now;
+        (now < self.quiet_until(cpu, now)).then(|| self.ilb_targets_at(cpu, now).is_some())
+    }
+
+    /// Whole jiffies of quiet ticks from the jiffy at `at` (none of its
+    /// ticks delivered yet): every ticking CPU quiet until past them, and
+    /// no other event at or before them (at equal times other events come
+    /// first) nor past `limit`, and some CPU ticking (with none, the tick
+    /// parks and restarts on the grid after the next event). Returns
+    /// (jiffies, ticks) to count as delivered, or None. Nothing changes
+    /// across them, so the ticking CPUs and each one's answer stay the
+    /// same.
+    pub(crate) fn quiet_jiffies(&self, at: Ns, limit: Ns) -> Option<(u64, u64)> {
+        if !self.quiet_ticks {
+            return None;
+        }
+        // The CPUs first: a fair task's tick (never quiet) ends it at once.
+        let tick = self.m.tick_ns().max(1);
+        let second = at.saturating_add(tick);
+        let (mut end, mut ticking) = (Ns::MAX, 0u64);
+        for c in 0..self.m.nr_cpus() {
+            if self.cpu_ticks(c) {
+                ticking += 1;
+                end = end.min(self.quiet_until(c, at));
+                if end <= second {
+                    return None; // not even two jiffies: the per-tick path
+                }
+            }
+        }
+        end = end.min(limit.saturating_add(1));
+        if let Some((t, _)) = self.seg_ends.earliest() {
+            end = end.min(t);
+        }
+        if let Some(t) = self.events.peek_time() {
+            end = end.min(t);
+        }
+        if end <= second {
+            return None;
+        }
+        if ticking == 0 {
+            return None; // the per-tick path parks the tick (`advance_tick`)
+        }
+        let jiffies = (end - at).div_ceil(tick);
+        Some((jiffies, jiffies * ticking))
+    }
+
+    /// Count `ticks` quiet ticks over `jiffies` whole jiffies from `at`
+    /// ([`Self::quiet_jiffies`]) as delivered and move the tick slot past
+    /// them; the idle-balance kick of the last of them is recorded as its
+    /// first kicking tick would have.
+    pub(crate) fn skip_quiet_jiffies(&mut self, at: Ns, jiffies: u64, ticks: u64) {
+        let last = at + (jiffies - 1) * self.m.tick_ns().max(1);
+        let kicks = (0..self.m.nr_cpus())
+            .any(|c| self.cpu_ticks(c) && self.ilb_targets_at(c, last).is_some());
+        if kicks {
+            self.last_ilb = Some(last);
+        }
+        self.m.stats.events += ticks;
+        self.next_tick = (super::exec::later(last, self.m.tick_ns()), 0);
+    }
+
+    /// The CPUs the tick of `cpu` at `now` kicks an idle-balance pass for,
+    /// or None when it kicks none.
     #[inline(always)]
-    pub(crate) fn ilb_targets(&self, cpu: CpuId) -> Option<CpuSet> {
-        if self.tick_mode == TickMode::Periodic || self.last_ilb == Some(self.m.now) {
+    pub(crate) fn ilb_targets_at(&self, cpu: CpuId, now: Ns) -> Option<CpuSet> {
+        if self.tick_mode == TickMode::Periodic || self.last_ilb == Some(now) {
             return None;
         }
         // The other online CPUs whose tick is stopped, as a mask (this

@@ -647,29 +647,33 @@ impl SchedClass for Dl {
         self.account(m, cpu);
     }
 
-    /// Quiet while the job keeps runtime past this tick at full speed:
-    /// `account` then only subtracts, and at num = den the one subtraction
-    /// of the longer interval at the next event is the sum of the ticks'
-    /// (at other rates each tick's division would round on its own); and
-    /// while the ordering's `task_tick` does nothing (EDF).
-    fn task_tick_is_quiet(&self, m: &Machine, cpu: CpuId, curr: TaskId) -> bool {
+    /// Quiet while the job keeps runtime past the tick at full speed
+    /// (until `exec_start + runtime`): `account` then only subtracts, and
+    /// at num = den the one subtraction of the longer interval at the next
+    /// event is the sum of the ticks' (at other rates each tick's division
+    /// would round on its own); and while the ordering's `task_tick` does
+    /// nothing (EDF).
+    fn task_tick_quiet_until(&self, m: &Machine, cpu: CpuId, curr: TaskId) -> Ns {
         if self.curr[cpu] != Some(curr) || self.ent[curr].throttled {
-            return false;
+            return 0;
+        }
+        if self.ent[curr].in_tree && !self.order_tick_noop {
+            return 0;
         }
         let (num, den) = m.rate(cpu);
         if num != den || den == 0 {
-            return false;
+            return 0;
         }
-        let delta = m.now.saturating_sub(self.exec_start[cpu]);
-        let left =
-            i64::try_from(delta).map_or(i64::MIN, |d| self.ent[curr].runtime.saturating_sub(d));
-        left > 0 && (!self.ent[curr].in_tree || self.order_tick_noop)
+        match u64::try_from(self.ent[curr].runtime) {
+            Ok(left) if left > 0 => self.exec_start[cpu].saturating_add(left),
+            _ => 0,
+        }
     }
 
     fn tick_balance(&mut self, _m: &mut Machine, _cpu: CpuId) {}
 
-    fn tick_balance_is_quiet(&self, _m: &Machine, _cpu: CpuId) -> bool {
-        true
+    fn tick_balance_quiet_until(&self, _m: &Machine, _cpu: CpuId) -> Ns {
+        Ns::MAX
     }
 
     fn nr_runnable(&self, cpu: CpuId) -> u32 {

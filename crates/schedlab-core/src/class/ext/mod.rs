@@ -684,8 +684,8 @@ impl<P: ExtOps> SchedClass for ExtClass<P> {
 
     fn tick_balance(&mut self, _m: &mut Machine, _cpu: CpuId) {}
 
-    fn tick_balance_is_quiet(&self, _m: &Machine, _cpu: CpuId) -> bool {
-        true
+    fn tick_balance_quiet_until(&self, _m: &Machine, _cpu: CpuId) -> crate::clock::Ns {
+        crate::clock::Ns::MAX
     }
 
     fn nr_runnable(&self, cpu: CpuId) -> u32 {

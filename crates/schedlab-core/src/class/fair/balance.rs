@@ -727,7 +727,7 @@ impl Fair {
 
     /// Periodic balancing from the tick (`sched_balance_domains`).
     pub(super) fn periodic_balance(&mut self, m: &mut Machine, cpu: CpuId) {
-        if self.periodic_balance_is_quiet(m, cpu) {
+        if m.now < self.periodic_balance_quiet_until(m, cpu) {
             return;
         }
         let tick = m.tick_ns();
@@ -752,13 +752,17 @@ impl Fair {
         self.lb.next_balance[cpu] = (next, busy);
     }
 
-    /// Whether `periodic_balance(cpu)` returns at once: no domain due before
-    /// the cached `next_balance`, which still holds for the CPU's busy or
-    /// idle state.
-    pub(super) fn periodic_balance_is_quiet(&self, m: &Machine, cpu: CpuId) -> bool {
+    /// Until when `periodic_balance(cpu)` returns at once: the cached
+    /// `next_balance` (no domain due before it) while it was computed for
+    /// the CPU's present busy or idle state, else 0.
+    pub(super) fn periodic_balance_quiet_until(&self, m: &Machine, cpu: CpuId) -> Ns {
         let (next, for_busy) = self.lb.next_balance[cpu];
         let busy = !m.is_idle(cpu);
-        m.now < next && for_busy == busy
+        if for_busy == busy {
+            next
+        } else {
+            0
+        }
     }
 
     /// When `cpu`'s domain at `level` is next due (`get_sd_balance_interval`:

@@ -779,8 +779,11 @@ impl SchedClass for Fair {
         }
     }
 
-    fn tick_balance_is_quiet(&self, m: &Machine, cpu: CpuId) -> bool {
-        !self.hooks.replaces_balancer() && self.periodic_balance_is_quiet(m, cpu)
+    fn tick_balance_quiet_until(&self, m: &Machine, cpu: CpuId) -> crate::clock::Ns {
+        if self.hooks.replaces_balancer() {
+            return 0;
+        }
+        self.periodic_balance_quiet_until(m, cpu)
     }
 
     fn nr_runnable(&self, cpu: CpuId) -> u32 {
