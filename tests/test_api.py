@@ -139,18 +139,26 @@ def test_task_frame_follows_pandas_habits():
     assert r.cpus.index.name is None
 
 
-def test_cli_check_does_not_import_pandas_or_matplotlib():
-    # Start-up of `schedlab check` (issue 17): the heavy libraries load only where used.
+def _imported_by_cli(argv, modules):
+    """Run `schedlab ARGV` in a fresh interpreter (its output swallowed): which of `modules` it
+    imported, and its exit code, as one line."""
     import subprocess
     import sys
 
-    code = ("import sys; from schedlab import cli; "
-            "sys.argv = ['schedlab', 'check', 'examples/mixed.json']; "
-            "rc = 0\ntry:\n    cli.main()\nexcept SystemExit as e:\n    rc = e.code or 0\n"
-            "print(sorted(m for m in ('pandas', 'matplotlib', 'numpy') if m in sys.modules), rc)")
+    code = ("import sys, io; from schedlab import cli; "
+            f"sys.argv = ['schedlab', *{list(argv)!r}]; "
+            "out, sys.stdout = sys.stdout, io.StringIO()\n"
+            "try:\n    rc = cli.main()\nexcept SystemExit as e:\n    rc = e.code or 0\n"
+            "sys.stdout = out\n"
+            f"print(sorted(m for m in {tuple(modules)!r} if m in sys.modules), rc)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=str(__import__("pathlib").Path(__file__).resolve().parents[1])).stdout
-    assert out.strip().splitlines()[-1] == "[] 0"
+    return out.strip().splitlines()[-1]
+
+
+def test_cli_check_does_not_import_pandas_or_matplotlib():
+    # Start-up of `schedlab check` (issue 17): the heavy libraries load only where used.
+    assert _imported_by_cli(["check", "examples/mixed.json"], ("pandas", "matplotlib", "numpy")) == "[] 0"
 
 
 def _same_json(a, b):
@@ -195,16 +203,7 @@ def test_metrics_cross_as_objects_exactly_as_through_json():
 
 def test_cli_run_imports_no_json_module():
     # Start-up of `schedlab run` (issue 18): `json` (about 1.3 ms) is imported only where used.
-    import subprocess
-    import sys
-
-    code = ("import sys, io; from schedlab import cli; "
-            "sys.argv = ['schedlab', 'run', 'examples/mixed.json', '--cpus', '2']; "
-            "out, sys.stdout = sys.stdout, io.StringIO(); rc = cli.main(); sys.stdout = out; "
-            "print('json' in sys.modules, rc)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=str(__import__("pathlib").Path(__file__).resolve().parents[1])).stdout
-    assert out.strip().splitlines()[-1] == "False 0"
+    assert _imported_by_cli(["run", "examples/mixed.json", "--cpus", "2"], ("json",)) == "[] 0"
 
 
 def test_load_balance_pulls_below_an_overloaded_group_under_the_domain_average(root):
