@@ -101,6 +101,28 @@ fn deadline_runs_are_the_same_with_quiet_ticks() {
     both_ways("gedf-slow-overrun", &gedf(12, 300), c);
 }
 
+/// The shortcut takes effect where it should: in the global-EDF anchor
+/// (issue 18) most ticks are quiet; with fair tasks only, none are.
+#[test]
+fn most_deadline_ticks_are_quiet_and_no_fair_tick_is() {
+    let ticks_and_skipped = |text: &str, c: SimConfig| {
+        let wl = Workload::from_rtapp("t", text).expect("workload parses");
+        let mut sim = Simulator::new(wl, c).expect("simulator builds");
+        sim.run_until(u64::MAX).expect("simulation runs");
+        let skipped = sim.quiet_skipped();
+        let r = sim.finish();
+        (r.metrics.events, skipped)
+    };
+    let c = with("eevdf", 4, |c| c.hz = 1000);
+    let (events, skipped) = ticks_and_skipped(&gedf(16, 0), c.clone());
+    assert!(
+        skipped * 10 > events * 8,
+        "{skipped} of {events} events skipped"
+    );
+    let (_, skipped) = ticks_and_skipped(&hogs(12, 2), c);
+    assert_eq!(skipped, 0);
+}
+
 #[test]
 fn mixed_classes_are_the_same_with_quiet_ticks() {
     for kind in ["eevdf", "cfs", "eevdf-6.18", "bmq", "cacule"] {

@@ -119,6 +119,15 @@ pub struct Simulator {
     /// Ticks that would change nothing are counted and skipped (nohz.rs
     /// `quiet_tick`); off only to check that shortcut against the full tick.
     quiet_ticks: bool,
+    /// Per CPU, its quiet-tick horizon (nohz.rs `quiet_until`) and the
+    /// `state_gen` it was computed at: quiet ticks change nothing, so the
+    /// horizon holds until the next event that is handled.
+    quiet_cache: Vec<(u64, Ns)>,
+    /// Handled events so far (a quiet tick is not handled): the state's
+    /// generation for `quiet_cache`.
+    state_gen: u64,
+    /// Ticks counted without running (`quiet_skipped`).
+    quiet_skipped: u64,
     calib_rate: (u64, u64),
     ns_per_loop: Option<u64>,
     instance_counter: Vec<u32>,
@@ -270,6 +279,9 @@ impl Simulator {
             tick_parked: false,
             last_ilb: None,
             quiet_ticks: true,
+            quiet_cache: vec![(u64::MAX, 0); cfg.cpus],
+            state_gen: 0,
+            quiet_skipped: 0,
             tunables,
             events: EventQueue::default(),
             seg_ends: segments::SegmentEnds::new(cfg.cpus),
@@ -441,6 +453,8 @@ impl Simulator {
     /// while simulated time stands still. Returns true when the run is
     /// over. Splitting a run this way changes nothing in its result.
     pub fn run_bounded(&mut self, limit: Ns, max_events: u64) -> Result<bool, SimError> {
+        // The state may have changed between calls (hotplug, a caller).
+        self.state_gen += 1;
         let mut budget = max_events;
         while let Some(t) = self.next_time() {
             if t > limit || self.finished_at.is_some() || budget == 0 {
@@ -482,12 +496,14 @@ impl Simulator {
                         self.last_ilb = Some(t);
                     }
                     self.m.stats.events += 1;
+                    self.quiet_skipped += 1;
                     continue;
                 }
                 EventKind::Tick(cpu)
             };
             self.m.now = t;
             self.m.stats.events += 1;
+            self.state_gen += 1;
             self.handle(kind)?;
             self.process_pending();
             if self.tick_parked {
@@ -573,6 +589,13 @@ impl Simulator {
     /// hold the shortcut to the same results.
     pub fn set_quiet_ticks(&mut self, on: bool) {
         self.quiet_ticks = on;
+        self.state_gen += 1;
+    }
+
+    /// Ticks so far that were quiet and counted without running: how much
+    /// the shortcut of [`Self::set_quiet_ticks`] takes (tests, benches).
+    pub fn quiet_skipped(&self) -> u64 {
+        self.quiet_skipped
     }
 
     /// Time the run ends (or is expected to end), for progress reporting.

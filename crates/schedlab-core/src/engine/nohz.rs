@@ -154,7 +154,21 @@ impl Simulator {
     /// fair task's tick is never quiet (its slice, its preemption check and
     /// PELT). 0 when the tick must run. Exact by the hooks' contract:
     /// tests/quiet_ticks.rs runs workloads both ways and compares.
-    pub(crate) fn quiet_until(&self, cpu: CpuId, now: Ns) -> Ns {
+    pub(crate) fn quiet_until(&mut self, cpu: CpuId) -> Ns {
+        let (gen, until) = self.quiet_cache[cpu];
+        if gen == self.state_gen {
+            return until;
+        }
+        let until = self.quiet_horizon(cpu);
+        self.quiet_cache[cpu] = (self.state_gen, until);
+        until
+    }
+
+    /// [`Self::quiet_until`] computed afresh. The idle balancer's targets
+    /// count whenever this CPU's tick would kick it, whether or not
+    /// another CPU kicked it in the same jiffy: a horizon that is short
+    /// only makes a tick run in full.
+    fn quiet_horizon(&self, cpu: CpuId) -> Ns {
         if !self.quiet_ticks || self.classes.server.is_some() {
             return 0;
         }
@@ -166,7 +180,7 @@ impl Simulator {
                 .task_tick_quiet_until(m, cpu, t),
             None => Ns::MAX,
         };
-        if until <= now {
+        if until == 0 {
             return 0;
         }
         let balance = |c: CpuId, until: Ns| {
@@ -175,10 +189,10 @@ impl Simulator {
             })
         };
         until = balance(cpu, until).min(self.slack_timers.next_soft(cpu));
-        if until <= now {
+        if until == 0 {
             return 0;
         }
-        if let Some(stopped) = self.ilb_targets_at(cpu, now) {
+        if let Some(stopped) = self.ilb_kick_targets(cpu) {
             until = stopped.iter().fold(until, |u, c| balance(c, u));
         }
         until
@@ -187,9 +201,9 @@ impl Simulator {
     /// Whether the tick of `cpu` now is quiet ([`Self::quiet_until`]):
     /// Some(kicks), `kicks` telling whether it kicks the idle balancer (its
     /// pass would find nothing due).
-    pub(crate) fn quiet_tick(&self, cpu: CpuId) -> Option<bool> {
+    pub(crate) fn quiet_tick(&mut self, cpu: CpuId) -> Option<bool> {
         let now = self.m.now;
-        (now < self.quiet_until(cpu, now)).then(|| self.ilb_targets_at(cpu, now).is_some())
+        (now < self.quiet_until(cpu)).then(|| self.ilb_targets_at(cpu, now).is_some())
     }
 
     /// Whole jiffies of quiet ticks from the jiffy at `at` (none of its
@@ -200,7 +214,7 @@ impl Simulator {
     /// (jiffies, ticks) to count as delivered, or None. Nothing changes
     /// across them, so the ticking CPUs and each one's answer stay the
     /// same.
-    pub(crate) fn quiet_jiffies(&self, at: Ns, limit: Ns) -> Option<(u64, u64)> {
+    pub(crate) fn quiet_jiffies(&mut self, at: Ns, limit: Ns) -> Option<(u64, u64)> {
         if !self.quiet_ticks {
             return None;
         }
@@ -211,7 +225,7 @@ impl Simulator {
         for c in 0..self.m.nr_cpus() {
             if self.cpu_ticks(c) {
                 ticking += 1;
-                end = end.min(self.quiet_until(c, at));
+                end = end.min(self.quiet_until(c));
                 if end <= second {
                     return None; // not even two jiffies: the per-tick path
                 }
@@ -246,14 +260,25 @@ impl Simulator {
             self.last_ilb = Some(last);
         }
         self.m.stats.events += ticks;
+        self.quiet_skipped += ticks;
         self.next_tick = (super::exec::later(last, self.m.tick_ns()), 0);
     }
 
     /// The CPUs the tick of `cpu` at `now` kicks an idle-balance pass for,
-    /// or None when it kicks none.
+    /// or None when it kicks none (one pass per jiffy).
     #[inline(always)]
     pub(crate) fn ilb_targets_at(&self, cpu: CpuId, now: Ns) -> Option<CpuSet> {
-        if self.tick_mode == TickMode::Periodic || self.last_ilb == Some(now) {
+        if self.last_ilb == Some(now) {
+            return None;
+        }
+        self.ilb_kick_targets(cpu)
+    }
+
+    /// The CPUs a tick of `cpu` would kick an idle-balance pass for if none
+    /// ran yet in its jiffy, or None.
+    #[inline(always)]
+    fn ilb_kick_targets(&self, cpu: CpuId) -> Option<CpuSet> {
+        if self.tick_mode == TickMode::Periodic {
             return None;
         }
         // The other online CPUs whose tick is stopped, as a mask (this
