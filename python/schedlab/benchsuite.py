@@ -80,10 +80,14 @@ def sleepers_mix(n: int, seconds: float) -> dict:
                       for i in range(n)}}
 
 
-def cpu_time(fn: Callable[[], object], repeat: int) -> Tuple[float, object]:
-    """Best CPU seconds of ``repeat`` calls, and the last result."""
+def cpu_time(fn: Callable[[], object], repeat: int,
+             before: Optional[Callable[[], None]] = None) -> Tuple[float, object]:
+    """Best CPU seconds of ``repeat`` calls, and the last result; ``before`` runs untimed ahead of
+    each call."""
     best, out = float("inf"), None
     for _ in range(max(1, repeat)):
+        if before is not None:
+            before()
         t0 = time.process_time()
         out = fn()
         best = min(best, time.process_time() - t0)
@@ -163,18 +167,20 @@ def throughput(repeat: int) -> None:
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "t.pftrace")
 
-        s, r = float("inf"), None
-        for _ in range(max(2, repeat // 2)):
+        def clean_page_cache():
             # Each run starts with no dirty page cache: what earlier writes left (this suite's
             # own earlier run included) otherwise lands in this run's system time, which moved
             # between 0.07 and 0.98 s for the same 387 MB file on the 2-core VM (2026-11-26).
             if os.path.exists(out):
                 os.unlink(out)
             os.sync()
-            t0 = time.process_time()
+
+        def traced():
             r = simulate(schbench_like(4, 16, 10), "eevdf", 8, trace=True)
             r.write_perfetto(out)
-            s = min(s, time.process_time() - t0)
+            return r
+
+        s, r = cpu_time(traced, max(2, repeat // 2), before=clean_page_cache)
         line("  same, traced and written as Perfetto", f"{events_of(r) / s / 1e6:.2f} M", ">= 3 M")
 
 
