@@ -1,4 +1,4 @@
-//! Quiet ticks (engine/nohz.rs `quiet_tick`): a tick that would change
+//! Quiet ticks (engine/nohz.rs `quiet_until`): a tick that would change
 //! nothing is counted and skipped. The shortcut must be exact: every
 //! workload here runs with it and with every tick in full, and the metrics
 //! and the trace (with the classes' values at every switch) must be the

@@ -279,10 +279,9 @@ impl PyRunResult {
     }
 }
 
-/// The run options, sent by Python as JSON with `SimConfig`'s field names
-/// (its one definition): unknown keys and wrong types are errors.
-/// The run options: a dict of `SimConfig`'s fields (the API's), or the
-/// same as JSON text.
+/// The run options, with `SimConfig`'s field names (its one definition):
+/// a dict (the API's, convert.rs), or the same as JSON text. Unknown keys
+/// and wrong types are errors.
 fn parse_config(cfg: &Bound<'_, PyAny>) -> PyResult<SimConfig> {
     let named = |e: serde_path_to_error::Error<serde_json::Error>| {
         // Name the option, not a position in the JSON the API wrote.

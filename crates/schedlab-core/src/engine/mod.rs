@@ -117,7 +117,7 @@ pub struct Simulator {
     /// Time of the last NOHZ idle-balance pass (one per jiffy).
     last_ilb: Option<Ns>,
     /// Ticks that would change nothing are counted and skipped (nohz.rs
-    /// `quiet_tick`); off only to check that shortcut against the full tick.
+    /// `quiet_until`); off only to check that shortcut against the full tick.
     quiet_ticks: bool,
     /// Per CPU, its quiet-tick horizon (nohz.rs `quiet_until`) and the
     /// `state_gen` it was computed at: quiet ticks change nothing, so the
@@ -585,7 +585,7 @@ impl Simulator {
     }
 
     /// Whether ticks that would change nothing are skipped (default true;
-    /// nohz.rs `quiet_tick`). Off, every tick runs in full: for tests that
+    /// nohz.rs `quiet_until`). Off, every tick runs in full: for tests that
     /// hold the shortcut to the same results.
     pub fn set_quiet_ticks(&mut self, on: bool) {
         self.quiet_ticks = on;

@@ -215,9 +215,6 @@ impl Simulator {
     /// across them, so the ticking CPUs and each one's answer stay the
     /// same.
     pub(crate) fn quiet_jiffies(&mut self, at: Ns, limit: Ns) -> Option<(u64, u64)> {
-        if !self.quiet_ticks {
-            return None;
-        }
         // The CPUs first: a fair task's tick (never quiet) ends it at once.
         let tick = self.m.tick_ns().max(1);
         let second = at.saturating_add(tick);
@@ -231,6 +228,9 @@ impl Simulator {
                 }
             }
         }
+        if ticking == 0 {
+            return None; // the per-tick path parks the tick (`advance_tick`)
+        }
         end = end.min(limit.saturating_add(1));
         if let Some((t, _)) = self.seg_ends.earliest() {
             end = end.min(t);
@@ -240,9 +240,6 @@ impl Simulator {
         }
         if end <= second {
             return None;
-        }
-        if ticking == 0 {
-            return None; // the per-tick path parks the tick (`advance_tick`)
         }
         let jiffies = (end - at).div_ceil(tick);
         Some((jiffies, jiffies * ticking))

@@ -106,7 +106,7 @@ pub trait DlOrder: Debug {
     }
 
     /// Whether [`Self::task_tick`] does nothing, whatever the state (lets
-    /// the class call a tick quiet: `SchedClass::task_tick_is_quiet`). An
+    /// the class call a tick quiet: `SchedClass::task_tick_quiet_until`). An
     /// ordering that overrides `task_tick` keeps the default. Default:
     /// false.
     fn task_tick_is_noop(&self) -> bool {
