@@ -118,8 +118,9 @@ def test_repro_cfs_lab_simulator_half(tmp_path):
     for row in rep["io"]:
         assert row["hog_switches"] >= 5000 > row["hog_switches_alone"]
         # 5000 sleeps, each 50 µs of timer slack and 8 µs of wakeup cost late:
-        # 0.29 s over the ideal (docs/model.md, "Wakeup costs").
-        assert row["io_cpu_ms"] < 20 and 0.25 < row["io_wall_s"] - row["io_ideal_s"] < 0.35
+        # 0.29 s over the ideal (docs/model.md, "Wakeup costs"). Its CPU time is 5000 x (2 µs
+        # of spin + the 8 µs wakeup path, which the skipped clock update charges to the wakee).
+        assert abs(row["io_cpu_ms"] - 50) < 1 and 0.25 < row["io_wall_s"] - row["io_ideal_s"] < 0.35
 
 
 def test_repro_shootout(tmp_path):

@@ -162,6 +162,30 @@ impl Machine {
         self.resched_cpus.insert(cpu);
     }
 
+    /// `rq_clock(rq)` of `cpu` as the scheduler's accounting reads it
+    /// (`update_curr`'s delta, `exec_start` of the next task): now, except
+    /// inside a `__schedule` that follows a wakeup's reschedule request,
+    /// whose clock update the kernel skips (RQCF_ACT_SKIP, kernel/sched/
+    /// core.c v6.18 `wakeup_preempt` and `__schedule`). There the clock
+    /// still reads the wakeup's time, so the span from the wakeup to the
+    /// switch (the wakeup path's costs, engine/latency.rs) is charged to
+    /// the task switched in, not to the one switched out.
+    #[inline]
+    pub fn rq_clock(&self, cpu: CpuId) -> Ns {
+        self.rqs[cpu].clock_skip_act.unwrap_or(self.now)
+    }
+
+    /// Something updated `cpu`'s run-queue clock (a tick, an enqueue or a
+    /// dequeue there): a pending skip now keeps this time
+    /// (`update_rq_clock` still runs while the skip is only requested).
+    #[inline]
+    pub(crate) fn touch_rq_clock(&mut self, cpu: CpuId) {
+        let now = self.now;
+        if let Some(c) = self.rqs[cpu].clock_skip_req.as_mut() {
+            *c = now;
+        }
+    }
+
     /// Clear `cpu`'s `need_resched` (it is being rescheduled now, or the
     /// reschedule was deferred to a later event).
     pub(crate) fn clear_resched(&mut self, cpu: CpuId) {

@@ -45,7 +45,7 @@ described! {
         pub rt_priority: u32,
         /// Task group (cgroup path or autogroup).
         pub group: String,
-        /// Time spent running on a CPU, µs.
+        /// Time spent running on a CPU, µs, as the kernel accounts it (sum_exec_runtime, /proc schedstat): after a wakeup's skipped clock update, the wakeup path's delay counts for the task switched in.
         pub cpu_time_us: f64,
         /// CPU time divided by the run's duration (1.0 = one full CPU).
         pub cpu_share: f64,

@@ -14,8 +14,20 @@ pub struct Rq {
     pub nr_running: u32,
     /// `TIF_NEED_RESCHED` on the current task.
     pub need_resched: bool,
-    /// When the current task (or idle) started running.
+    /// When the current task (or idle) started running, by the run
+    /// queue's clock: its CPU time counts from here (`exec_start`), which
+    /// after a skipped clock update is earlier than the switch.
     pub curr_since: Ns,
+    /// `RQCF_REQ_SKIP`: a wakeup asked this CPU to reschedule, and the
+    /// kernel skips the clock update of the `__schedule` that follows
+    /// (`wakeup_preempt`, kernel/sched/core.c v6.18: "we can save a
+    /// useless back to back clock update"). The value is the run queue's
+    /// clock at its last update (the wakeup's, or a later tick's or
+    /// enqueue's: `Machine::touch_rq_clock`).
+    pub clock_skip_req: Option<Ns>,
+    /// `RQCF_ACT_SKIP`: inside the `__schedule` that took the request, the
+    /// stale clock it accounts with (`Machine::rq_clock`).
+    pub clock_skip_act: Option<Ns>,
     /// When the current execution segment ends (kept here, not in the
     /// event heap, so preemptions leave no stale events behind).
     pub seg_end: Option<Ns>,

@@ -143,3 +143,68 @@ fn a_task_cannot_finish_its_burst_while_its_cpu_switches_to_a_wakee() {
     assert_eq!(fair.response_max_us, Some(1066.0), "{fair:?}");
     assert_eq!(fair.jobs_completed, 100, "{fair:?}");
 }
+
+/// The `__schedule` after a wakeup's reschedule skips its clock update
+/// (RQCF_ACT_SKIP, core.c v6.18): the run queue's clock still reads the
+/// wakeup's time, so the wakeup path's delay is charged to the task
+/// switched in (its CPU time, as /proc's schedstat reports it), and the
+/// task switched out is charged up to the wakeup only.
+#[test]
+fn the_wakeup_path_is_charged_to_the_wakee() {
+    // Alone on an idle CPU: each wakeup charges wakeup + idle exit, the
+    // latency stays what it was.
+    let r = run(SLEEPER, costs("eevdf", 1, &[]));
+    let io = task(&r, "io");
+    let gap = (WAKEUP + IDLE_EXIT) as f64 / 1000.0;
+    assert_eq!(io.wakeup_latency_max_us, gap);
+    // The start release charges its gap as well; the run may end in a burst.
+    let per_loop = 100.0 + gap;
+    let expect = io.loops_done as f64 * per_loop;
+    assert!(
+        io.cpu_time_us >= expect - 1.0 && io.cpu_time_us <= expect + per_loop,
+        "{} us for {} loops",
+        io.cpu_time_us,
+        io.loops_done
+    );
+
+    // Beside a hog on one CPU: the FIFO wakee is charged the wakeup cost,
+    // the hog loses it, and the CPU's time is all accounted.
+    let text = r#"{"global": {"duration": 1},
+        "tasks": {"rt": {"loop": -1, "policy": "SCHED_FIFO", "priority": 10,
+                          "run": 100, "sleep": 5000},
+                  "hog": {"run": 10000000}}}"#;
+    let r = run(text, costs("eevdf", 1, &[]));
+    let (rt, hog) = (task(&r, "rt"), task(&r, "hog"));
+    let per_loop = 100.0 + WAKEUP as f64 / 1000.0;
+    let expect = rt.loops_done as f64 * per_loop + IDLE_EXIT as f64 / 1000.0;
+    assert!(
+        (rt.cpu_time_us - expect).abs() <= per_loop,
+        "{} us for {} loops",
+        rt.cpu_time_us,
+        rt.loops_done
+    );
+    assert!((rt.cpu_time_us + hog.cpu_time_us - 1e6).abs() < 1.0);
+
+    // Zero costs: nothing to shift, CPU time is the run work.
+    let r = run(SLEEPER, cfg("eevdf", 1));
+    let io = task(&r, "io");
+    assert!((io.cpu_time_us - io.loops_done as f64 * 100.0).abs() <= 100.0);
+}
+
+/// Project C's core is modelled with a plain clock per CPU: no skip.
+#[test]
+fn project_c_charges_the_switch_time() {
+    let r = run(SLEEPER, costs("bmq", 1, &[]));
+    let io = task(&r, "io");
+    assert_eq!(
+        io.wakeup_latency_max_us,
+        (WAKEUP + IDLE_EXIT) as f64 / 1000.0
+    );
+    let expect = io.loops_done as f64 * 100.0;
+    assert!(
+        io.cpu_time_us >= expect - 1.0 && io.cpu_time_us <= expect + 100.0,
+        "{} us for {} loops",
+        io.cpu_time_us,
+        io.loops_done
+    );
+}

@@ -293,6 +293,17 @@ pub trait SchedClass {
         false
     }
 
+    /// Whether the core this class runs under skips the clock update of
+    /// the `__schedule` that follows a wakeup's reschedule request
+    /// (RQCF_REQ_SKIP/ACT_SKIP, kernel/sched/core.c v6.18 `wakeup_preempt`),
+    /// so that the wakeup path's costs are charged to the task switched in
+    /// (`Machine::rq_clock`). Default: true, mainline's core (fair, RT,
+    /// DEADLINE, sched_ext, and classes patched into it). Whole-core
+    /// replacements modelled with one plain clock per CPU say false.
+    fn clock_update_skip(&self) -> bool {
+        true
+    }
+
     /// `update_curr`: bring the current task's runtime accounting up to
     /// `m.now` (called before the engine reads class state for reports).
     fn update_curr(&mut self, m: &mut Machine, cpu: CpuId);

@@ -262,7 +262,7 @@ impl Rt {
     /// `update_curr_rt`: charge the running RT task's time to the CPU's
     /// RT bandwidth (6.1 throttling).
     fn account(&mut self, m: &mut Machine, cpu: CpuId) {
-        let now = m.now;
+        let now = m.rq_clock(cpu);
         let q = &mut self.rq[cpu];
         if q.curr.is_none() || now <= q.exec_start {
             q.exec_start = now;
@@ -393,7 +393,7 @@ impl SchedClass for Rt {
 
     fn set_next_task(&mut self, m: &mut Machine, cpu: CpuId, next: TaskId) {
         self.rq[cpu].curr = Some(next);
-        self.rq[cpu].exec_start = m.now;
+        self.rq[cpu].exec_start = m.rq_clock(cpu);
         self.push_rt_tasks(m, cpu);
     }
 

@@ -153,8 +153,22 @@ impl Simulator {
         }
     }
 
-    /// `__schedule` on `cpu`.
+    /// `__schedule` on `cpu`. A clock update skip requested since the last
+    /// one (`Rq::clock_skip_req`) is taken here ("Promote REQ to ACT"): the
+    /// accounting inside reads the stale clock (`Machine::rq_clock`).
     pub(crate) fn schedule(&mut self, cpu: CpuId) {
+        let rq = &mut self.m.rqs[cpu];
+        rq.clock_skip_act = rq.clock_skip_req.take();
+        self.schedule_with_clock(cpu);
+        // Departure: a request made inside (a newly idle CPU pulling a task
+        // onto itself) is dropped; 6.18 keeps it for the next `__schedule`,
+        // whose clock is then the last tick's or enqueue's.
+        let rq = &mut self.m.rqs[cpu];
+        rq.clock_skip_act = None;
+        rq.clock_skip_req = None;
+    }
+
+    fn schedule_with_clock(&mut self, cpu: CpuId) {
         self.server_update(cpu);
         let prev = self.m.rqs[cpu].curr;
         if let Some(p) = prev {
@@ -321,7 +335,12 @@ impl Simulator {
     /// Account the end of `p`'s time on `cpu`.
     fn switch_out(&mut self, cpu: CpuId, p: TaskId) {
         let now = self.m.now;
-        let ran = now - self.m.rqs[cpu].curr_since;
+        // By the run queue's clock, as sum_exec_runtime: a skipped clock
+        // update ends `p`'s time at the wakeup that preempted it.
+        let ran = self
+            .m
+            .rq_clock(cpu)
+            .saturating_sub(self.m.rqs[cpu].curr_since);
         let c = self.class_of(p);
         self.classes.get(c).task_stopped(&mut self.m, cpu, p, ran);
         self.m.stats.tasks[p].cpu_time += ran;
@@ -377,7 +396,7 @@ impl Simulator {
         };
         self.m.rqs[cpu].curr = next;
         self.m.sync_idle(cpu);
-        self.m.rqs[cpu].curr_since = now;
+        self.m.rqs[cpu].curr_since = self.m.rq_clock(cpu);
         self.smt_retime(sibs);
         if let Some(n) = next {
             let st = &mut self.m.stats.tasks[n];
@@ -419,6 +438,7 @@ impl Simulator {
 
     /// `activate_task`: make `t` runnable on `cpu`.
     pub(super) fn activate(&mut self, t: TaskId, cpu: CpuId, flags: EnqueueFlags) {
+        self.m.touch_rq_clock(cpu);
         let c = self.class_of(t);
         self.classes.get(c).enqueue_task(&mut self.m, cpu, t, flags);
         let task = &mut self.m.tasks[t];
@@ -448,6 +468,14 @@ impl Simulator {
                 }
             }
         }
+        // "A queue event has occurred, and we're going to schedule": the
+        // kernel skips the next `__schedule`'s clock update (the current
+        // task, idle included, is queued).
+        if self.m.rqs[cpu].need_resched
+            && self.classes.get_ref(self.class_of(t)).clock_update_skip()
+        {
+            self.m.rqs[cpu].clock_skip_req = Some(self.m.now);
+        }
     }
 
     /// `set_task_cpu`: record a CPU change.
@@ -475,6 +503,7 @@ impl Simulator {
     pub(crate) fn move_queued_task(&mut self, t: TaskId, dst: CpuId) {
         let src = self.m.tasks[t].cpu;
         let c = self.class_of(t);
+        self.m.touch_rq_clock(src);
         self.classes
             .get(c)
             .dequeue_task(&mut self.m, src, t, DequeueFlags::MOVE);

@@ -668,6 +668,7 @@ impl Simulator {
         if !self.m.online.contains(cpu) {
             return;
         }
+        self.m.touch_rq_clock(cpu);
         self.server_update(cpu);
         if let Some(t) = self.m.rqs[cpu].curr {
             let c = self.class_of(t);

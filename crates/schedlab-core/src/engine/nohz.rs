@@ -169,7 +169,11 @@ impl Simulator {
     /// another CPU kicked it in the same jiffy: a horizon that is short
     /// only makes a tick run in full.
     fn quiet_horizon(&self, cpu: CpuId) -> Ns {
-        if !self.quiet_ticks || self.classes.server.is_some() {
+        // A pending clock-update skip takes the tick's time (touch_rq_clock).
+        if !self.quiet_ticks
+            || self.classes.server.is_some()
+            || self.m.rqs[cpu].clock_skip_req.is_some()
+        {
             return 0;
         }
         let m = &self.m;

@@ -227,11 +227,12 @@ impl Baby {
         let Some(c) = self.curr[cpu] else {
             return;
         };
-        let delta = m.now.saturating_sub(self.exec_start[cpu]);
+        let now = m.rq_clock(cpu);
+        let delta = now.saturating_sub(self.exec_start[cpu]);
         if delta == 0 {
             return;
         }
-        self.exec_start[cpu] = m.now;
+        self.exec_start[cpu] = now;
         self.tasks[c].sum_exec += delta;
         self.calc_bursts(c, delta, m.now);
         if self.reached(m.now, c) {
@@ -318,7 +319,7 @@ impl Baby {
 
     /// What `set_next_entity` does besides taking the task off the list.
     fn start_running(&mut self, m: &mut Machine, cpu: CpuId, t: TaskId) {
-        self.exec_start[cpu] = m.now;
+        self.exec_start[cpu] = m.rq_clock(cpu);
         self.curr[cpu] = Some(t);
         self.tasks[t].prev_sum_exec = self.tasks[t].sum_exec;
         if self.tasks[t].nice >= 0 && self.reached(m.now, t) {

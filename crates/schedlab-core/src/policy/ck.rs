@@ -395,6 +395,12 @@ pub fn ignored_features(ctx: &StackCtx, name: &str, squash: bool) -> Vec<String>
 }
 
 impl SchedClass for Ck {
+    /// Modelled with one plain clock per CPU (`m.now`; docs/model.md,
+    /// "Wakeup costs"): no skipped clock update after a wakeup.
+    fn clock_update_skip(&self) -> bool {
+        false
+    }
+
     fn name(&self) -> &'static str {
         match self.flavour {
             Flavour::Bfs => "bfs",

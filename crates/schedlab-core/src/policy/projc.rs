@@ -370,6 +370,12 @@ impl<R: ProjcRules> Projc<R> {
 }
 
 impl<R: ProjcRules> SchedClass for Projc<R> {
+    /// Modelled with one plain clock per CPU (`m.now`, the first departure
+    /// above): no skipped clock update after a wakeup.
+    fn clock_update_skip(&self) -> bool {
+        false
+    }
+
     fn name(&self) -> &'static str {
         self.rules.class_name()
     }

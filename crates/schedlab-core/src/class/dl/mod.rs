@@ -328,7 +328,7 @@ impl Dl {
 
     /// `update_curr_dl`: charge the running task's (scaled) time.
     fn account(&mut self, m: &mut Machine, cpu: CpuId) {
-        let now = m.now;
+        let now = m.rq_clock(cpu);
         let Some(t) = self.curr[cpu] else {
             self.exec_start[cpu] = now;
             return;
@@ -586,7 +586,7 @@ impl SchedClass for Dl {
         self.forced[cpu] = None;
         self.touch(m, cpu, next);
         self.curr[cpu] = Some(next);
-        self.exec_start[cpu] = m.now;
+        self.exec_start[cpu] = m.rq_clock(cpu);
         self.push_dl_tasks(m, cpu);
     }
 

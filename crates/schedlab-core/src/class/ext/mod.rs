@@ -328,8 +328,9 @@ impl<P: ExtOps> ExtClass<P> {
         let Some(t) = c.curr else {
             return;
         };
-        let delta = m.now.saturating_sub(c.exec_start);
-        c.exec_start = m.now;
+        let now = m.rq_clock(cpu);
+        let delta = now.saturating_sub(c.exec_start);
+        c.exec_start = now;
         let s = &mut self.st.tasks[t];
         if s.slice != SCX_SLICE_INF {
             s.slice -= s.slice.min(delta);
@@ -569,7 +570,7 @@ impl<P: ExtOps> SchedClass for ExtClass<P> {
             self.st.tasks[next].slice = SCX_SLICE_DFL;
         }
         self.st.cpus[cpu].curr = Some(next);
-        self.st.cpus[cpu].exec_start = m.now;
+        self.st.cpus[cpu].exec_start = m.rq_clock(cpu);
         if self.st.tasks[next].queued && self.st.live() {
             self.call(m, Hook::Running, cpu, |o, c| o.running(c, next));
         }

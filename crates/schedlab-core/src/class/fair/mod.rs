@@ -279,7 +279,7 @@ impl Fair {
     /// `update_curr`: charge the running entity of `rq` up to now.
     pub fn update_curr(&mut self, m: &mut Machine, rq: RqId) {
         let Some(c) = self.cfs[rq].curr else { return };
-        let now = m.now;
+        let now = m.rq_clock(self.cfs[rq].cpu);
         let e = &mut self.se[c];
         if now <= e.exec_start {
             return;
@@ -423,8 +423,9 @@ impl Fair {
             }
         }
         self.cfs[rq].curr = Some(se);
+        let now = m.rq_clock(self.cfs[rq].cpu);
         let e = &mut self.se[se];
-        e.exec_start = m.now;
+        e.exec_start = now;
         e.prev_sum_exec = e.sum_exec;
         let next = EntityRef {
             se,
