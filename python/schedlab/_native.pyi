@@ -41,7 +41,9 @@ def simulate(
 
 class TraceError(ValueError): ...
 
-def import_trace(source: str, text: str, tolerant: bool) -> tuple[RunResult, list[str], int, str]: ...
+def import_trace(source: str, text: str, tolerant: bool, window: Optional[Tuple[int, int]] = None,
+                 workload_pids: Optional[List[int]] = None,
+                 tick: Optional[Tuple[int, int]] = None) -> tuple[RunResult, list[str], int, str]: ...
 
 EXT_HOOKS: List[str]
 

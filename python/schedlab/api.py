@@ -404,7 +404,8 @@ def _trace_text(p: str) -> str:
 
 def import_trace(path: Union[str, os.PathLike[str]], tolerant: bool = False,
                  window: Optional[Tuple[int, int]] = None,
-                 workload_pids: Optional[Iterable[int]] = None) -> ImportedTrace:
+                 workload_pids: Optional[Iterable[int]] = None,
+                 tick: Optional[Tuple[int, int]] = None) -> ImportedTrace:
     """Read a scheduler trace: tracefs ``trace`` text, ``trace-cmd report`` text (default or raw),
     trace-cmd's binary trace.dat (through the ``trace-cmd`` tool) or ``perf script`` text.
 
@@ -416,9 +417,13 @@ def import_trace(path: Union[str, os.PathLike[str]], tolerant: bool = False,
     it and switches, latencies and migrations counted only inside it. ``workload_pids`` restricts
     the run-level counts (switches, migrations, wakeups) to those threads, as in the simulator,
     whose runs hold only the workload's threads. Metrics a trace cannot tell are null.
+    ``tick`` = (period, phase) in the trace's ns, the kernel's jiffy grid, counts CPU time as the
+    kernel accounts it (``sum_exec_runtime``, what /proc reports): the span from a wakeup that set
+    need-resched on its CPU to the switch that follows is the switched-in task's (docs/model.md,
+    "Trace import"); without it CPU time is switch to switch.
     """
     p = os.fspath(path)
     text = _trace_text(p)
     pids = None if workload_pids is None else [int(x) for x in workload_pids]
-    native, repairs, skipped, workload = _native.import_trace(p, text, tolerant, window, pids)
+    native, repairs, skipped, workload = _native.import_trace(p, text, tolerant, window, pids, tick)
     return ImportedTrace(SimResult(native), list(repairs), skipped, workload)

@@ -347,17 +347,26 @@ fn simulate(
 /// Import a scheduler trace (`text`, named `source` in errors): returns
 /// (result with metrics and trace, repairs, skipped lines, replay workload JSON);
 /// `window` (trace ns) limits what the metrics measure; `workload_pids`
-/// restricts the run-level counts to those threads (the host runner).
+/// restricts the run-level counts to those threads (the host runner);
+/// `tick` = (period, phase) in trace ns counts CPU time as the kernel
+/// accounts it (`import_with`).
 #[pyfunction]
-#[pyo3(signature = (source, text, tolerant, window=None, workload_pids=None))]
+#[pyo3(signature = (source, text, tolerant, window=None, workload_pids=None, tick=None))]
 fn import_trace(
     source: &str,
     text: &str,
     tolerant: bool,
     window: Option<(u64, u64)>,
     workload_pids: Option<Vec<u32>>,
+    tick: Option<(u64, u64)>,
 ) -> PyResult<(PyRunResult, Vec<String>, usize, String)> {
-    let imp = schedlab_core::trace::import::import_window(text, tolerant, window)
+    use schedlab_core::trace::import::{import_with, TickGrid};
+    let tick = match tick {
+        Some((0, _)) => return Err(TraceError::new_err(format!("{source}: tick period 0"))),
+        Some((period, phase)) => Some(TickGrid { period, phase }),
+        None => None,
+    };
+    let imp = import_with(text, tolerant, window, tick)
         .map_err(|e| TraceError::new_err(format!("{source}: {e}")))?;
     let result = RunResult {
         metrics: imp.metrics_for(workload_pids.as_deref()),

@@ -256,6 +256,15 @@ def tick_phase(start_ns: int, hz: Optional[int], cmdline: str = "") -> Optional[
     return (-start_ns) % tick_nsec
 
 
+def tick_grid(info: Dict[str, Any]) -> Optional[Tuple[int, int]]:
+    """The run's jiffy grid in trace time, (TICK_NSEC, 0), for counting the trace's CPU time as the
+    kernel accounts it (api.import_trace ``tick``); None where ``tick_phase`` found no grid."""
+    hz = info.get("hz")
+    if not hz or info.get("tick_phase_ns") is None:
+        return None
+    return ((1_000_000_000 + hz // 2) // hz, 0)
+
+
 def sim_tunables(info: Dict[str, Any], tunables: Optional[Dict[str, int]] = None) -> Dict[str, int]:
     """Tunables for simulating what a host run measured: `tunables` (a machine profile's, say)
     with the run's tick phase unless they set one."""
@@ -375,7 +384,7 @@ def _run_locked(plan: Plan, dur: int, worker: str, backend: str, isolate: bool, 
         if leak:
             info["notes"].append(leak)
         imp = import_trace(trace_path, tolerant=True, window=(info["start_ns"], info["start_ns"] + dur),
-                           workload_pids=_worker_tids(outs))
+                           workload_pids=_worker_tids(outs), tick=tick_grid(info))
         if keep_trace:
             shutil.copyfile(trace_path, keep_trace)
     finally:
@@ -408,4 +417,5 @@ def facts() -> Dict[str, Any]:
             print(f"schedlab: cleanup: could not undo {p}", file=sys.stderr)
 
 
-__all__ = ["REPAIRS_KEPT", "HostError", "HostBusy", "run", "make", "facts", "tick_phase", "sim_tunables"]
+__all__ = ["REPAIRS_KEPT", "HostError", "HostBusy", "run", "make", "facts", "tick_phase", "tick_grid",
+           "sim_tunables"]

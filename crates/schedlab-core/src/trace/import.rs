@@ -75,6 +75,9 @@ pub struct TaskTimeline {
     /// Run bursts and the sleeps after them, for replay: (run ns, sleep ns).
     pub bursts: Vec<(Ns, Ns)>,
     running_since: Option<Ns>,
+    /// Where its CPU time counts from, when a skipped clock update put that
+    /// before its switch in ([`import_with`]).
+    charged_since: Option<Ns>,
     runnable_since: Option<Ns>,
     waking_since: Option<Ns>,
     sleeping_since: Option<Ns>,
@@ -105,6 +108,28 @@ pub fn import(text: &str, tolerant: bool) -> Result<Imported, ImportError> {
     import_window(text, tolerant, None)
 }
 
+/// Where the periodic tick falls in a trace's time: at `phase` plus whole
+/// `period`s (trace ns). A host run's tracefs `mono` clock is
+/// CLOCK_MONOTONIC, whose jiffy grid is whole TICK_NSECs (phase 0) unless
+/// `skew_tick=1`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TickGrid {
+    /// Tick period, ns (> 0).
+    pub period: Ns,
+    /// Offset of the ticks, ns.
+    pub phase: Ns,
+}
+
+impl TickGrid {
+    /// Whether a tick falls in (`from`, `to`].
+    fn between(&self, from: Ns, to: Ns) -> bool {
+        let jiffy = |t: Ns| {
+            (i128::from(t) - i128::from(self.phase)).div_euclid(i128::from(self.period.max(1)))
+        };
+        jiffy(to) > jiffy(from)
+    }
+}
+
 /// Parse and check `text`, measuring only what happens inside `window`
 /// (trace timestamps, ns): times are clipped to it and counts (switches,
 /// wakeup latencies, migrations) kept only for events inside it, so a
@@ -114,6 +139,27 @@ pub fn import_window(
     text: &str,
     tolerant: bool,
     window: Option<(Ns, Ns)>,
+) -> Result<Imported, ImportError> {
+    import_with(text, tolerant, window, None)
+}
+
+/// [`import_window`], with the trace's tick grid when known: CPU time is
+/// then counted as the kernel accounts it (`sum_exec_runtime`, what /proc
+/// reports), not switch to switch. A `sched_wakeup` recorded on its target
+/// CPU with need-resched set asks the kernel to skip the clock update of
+/// the `__schedule` that follows (kernel/sched/core.c v6.18
+/// `wakeup_preempt`), so the task switched out is charged up to the
+/// wakeup and the task switched in from it; later updates of that run
+/// queue's clock (a wakeup onto it) move the time. A tick between the
+/// wakeup and the switch means the skip was spent by a `__schedule` that
+/// switched nothing (the trace shows none) and the tick's update counts:
+/// no shift. Without the grid that cannot be told, and CPU time stays
+/// switch to switch. docs/model.md, "Trace import".
+pub fn import_with(
+    text: &str,
+    tolerant: bool,
+    window: Option<(Ns, Ns)>,
+    tick: Option<TickGrid>,
 ) -> Result<Imported, ImportError> {
     let mut raws = vec![];
     let mut skipped = 0;
@@ -181,6 +227,7 @@ pub fn import_window(
     if let Some(w) = window {
         tl.window = w;
     }
+    tl.tick = tick;
     tl.run(&raws)
 }
 
@@ -196,6 +243,11 @@ struct Timeline {
     skipped: usize,
     /// What is measured: [start, end] in trace time.
     window: (Ns, Ns),
+    /// The tick grid, if known ([`import_with`]).
+    tick: Option<TickGrid>,
+    /// Per CPU: a pending clock-update skip and the run queue's clock it
+    /// keeps (RQCF_REQ_SKIP).
+    clock_skip: Vec<Option<Ns>>,
 }
 
 impl Timeline {
@@ -220,6 +272,8 @@ impl Timeline {
             repairs,
             skipped,
             window: (0, Ns::MAX),
+            tick: None,
+            clock_skip: vec![None; n],
         }
     }
 
@@ -257,9 +311,16 @@ impl Timeline {
     }
 
     fn switch_out(&mut self, id: usize, cpu: usize, ts: Ns, state: PrevState) {
+        self.switch_out_at(id, cpu, ts, ts, state);
+    }
+
+    /// [`Self::switch_out`] at `ts`, charging CPU time up to `acct` (the run
+    /// queue's clock there, [`Self::rq_clock_at_switch`]).
+    fn switch_out_at(&mut self, id: usize, cpu: usize, ts: Ns, acct: Ns, state: PrevState) {
         let inside = u64::from(self.inside(ts));
         let ran = self.tasks[id].running_since.take();
-        let clipped = ran.map_or(0, |s| self.clip(s, ts));
+        let charged = self.tasks[id].charged_since.take();
+        let clipped = charged.or(ran).map_or(0, |s| self.clip(s, acct.max(s)));
         let t = &mut self.tasks[id];
         if let Some(s) = ran {
             t.cpu_time += clipped;
@@ -299,7 +360,18 @@ impl Timeline {
             t.first_cpu = Some(cpu);
         }
         t.running_since = Some(ts);
+        t.charged_since = None;
         self.busy_since[cpu] = Some(ts);
+    }
+
+    /// The run queue's clock in the `__schedule` that switches on `cpu` at
+    /// `ts`: the pending skip's time if there is one and no tick came
+    /// between ([`import_with`]), else `ts`. Takes the skip.
+    fn rq_clock_at_switch(&mut self, cpu: usize, ts: Ns) -> Ns {
+        match (self.clock_skip[cpu].take(), self.tick) {
+            (Some(t0), Some(g)) if t0 <= ts && !g.between(t0, ts) => t0,
+            _ => ts,
+        }
     }
 
     /// A record other than a switch ran in the context of task `pid` on
@@ -326,8 +398,9 @@ impl Timeline {
         let prev = (known != 0)
             .then(|| self.ids.get(&known).copied())
             .flatten();
+        let acct = self.rq_clock_at_switch(r.cpu, r.ts);
         if let Some(k) = prev {
-            self.switch_out(k, r.cpu, r.ts, PrevState::Runnable);
+            self.switch_out_at(k, r.cpu, r.ts, acct, PrevState::Runnable);
         }
         let t = &mut self.tasks[id];
         if let Some(s) = t.sleeping_since.take() {
@@ -336,6 +409,9 @@ impl Timeline {
             t.burst = 0;
         }
         self.switch_in(id, r.cpu, r.ts);
+        if acct < r.ts {
+            self.tasks[id].charged_since = Some(acct);
+        }
         self.cpus[r.cpu].1 += u64::from(self.inside(r.ts));
         self.curr[r.cpu] = Some(pid);
         self.records.push(Record {
@@ -387,8 +463,9 @@ impl Timeline {
                             self.switch_out(k, r.cpu, r.ts, PrevState::Runnable);
                         }
                     }
+                    let acct = self.rq_clock_at_switch(r.cpu, r.ts);
                     if let Some(p) = p {
-                        self.switch_out(p, r.cpu, r.ts, state);
+                        self.switch_out_at(p, r.cpu, r.ts, acct, state);
                     }
                     if let Some(n) = n {
                         let pid = next.0;
@@ -404,6 +481,9 @@ impl Timeline {
                             self.curr[other] = Some(0);
                         }
                         self.switch_in(n, r.cpu, r.ts);
+                        if acct < r.ts {
+                            self.tasks[n].charged_since = Some(acct);
+                        }
                     }
                     self.cpus[r.cpu].1 += u64::from(self.inside(r.ts));
                     self.curr[r.cpu] = Some(next.0);
@@ -441,7 +521,19 @@ impl Timeline {
                         },
                     });
                 }
-                RawEv::Wakeup { task, new } => {
+                RawEv::Wakeup {
+                    task,
+                    new,
+                    target,
+                    resched,
+                } => {
+                    // The wakeup updated its target's clock; need-resched
+                    // seen on the target itself requests the skip.
+                    if let Some(skip) = self.clock_skip.get_mut(*target) {
+                        if (*resched && r.cpu == *target) || skip.is_some() {
+                            *skip = Some(r.ts);
+                        }
+                    }
                     let Some(id) = self.id(task, r.ts, None) else {
                         continue;
                     };
@@ -648,5 +740,72 @@ mod tests {
                 .and_then(|t| t.first_cpu),
             Some(2)
         );
+    }
+}
+
+#[cfg(test)]
+mod clock_skip_tests {
+    use super::*;
+
+    /// A sleeper (pid 2) woken on idle CPU 0 at 1.000010 with need-resched
+    /// set there, switched in 20 µs later, runs 50 µs; a hog (pid 3) on the
+    /// same CPU is preempted by a wakeup at 1.100000 switched 8 µs later.
+    fn trace(wakeup_flags: &str) -> String {
+        let sw = |t: &str, a: u32, st: &str, b: u32| {
+            format!("x-{a} [000] d..2. {t}: sched_switch: prev_comm=t{a} prev_pid={a} prev_prio=120 prev_state={st} ==> next_comm=t{b} next_pid={b} next_prio=120")
+        };
+        let wk = |t: &str, f: &str, p: u32| {
+            format!(
+                "<idle>-0 [000] {f} {t}: sched_wakeup: comm=t{p} pid={p} prio=120 target_cpu=000"
+            )
+        };
+        [
+            sw("1.000000", 0, "R", 3),
+            sw("1.000005", 3, "S", 0),
+            wk("1.000010", wakeup_flags, 2),
+            sw("1.000030", 0, "R", 2),
+            sw("1.000080", 2, "S", 0),
+            wk("1.050000", "d..2.", 3),
+            sw("1.050000", 0, "R", 3),
+            wk("1.100000", wakeup_flags, 2),
+            sw("1.100008", 3, "R+", 2),
+            sw("1.100058", 2, "S", 3),
+        ]
+        .join("\n")
+    }
+
+    fn cpu_us(imp: &Imported, pid: u32) -> f64 {
+        let m = imp.metrics();
+        m.tasks
+            .iter()
+            .find(|t| t.pid == pid)
+            .expect("task")
+            .cpu_time_us
+    }
+
+    const GRID: TickGrid = TickGrid {
+        period: 4_000_000,
+        phase: 0,
+    };
+
+    #[test]
+    fn a_skipped_clock_update_charges_the_wakee() {
+        let text = trace("dNh2.");
+        let plain = import(&text, false).expect("imports");
+        assert_eq!(cpu_us(&plain, 2), 100.0);
+        let kernel = import_with(&text, false, None, Some(GRID)).expect("imports");
+        // 20 µs of idle exit and 8 µs of the hog's preemption, moved.
+        assert_eq!(cpu_us(&kernel, 2), 128.0);
+        assert_eq!(cpu_us(&plain, 3) - cpu_us(&kernel, 3), 8.0);
+        // No need-resched in the flags: no skip.
+        let none = import_with(&trace("d.h2."), false, None, Some(GRID)).expect("imports");
+        assert_eq!(cpu_us(&none, 2), 100.0);
+        // A tick between the wakeup and the switch: the skip was spent.
+        let grid = TickGrid {
+            period: 4_000_000,
+            phase: 1_000_020_000 % 4_000_000,
+        };
+        let ticked = import_with(&text, false, None, Some(grid)).expect("imports");
+        assert_eq!(cpu_us(&ticked, 2), 108.0);
     }
 }

@@ -29,6 +29,11 @@ pub(super) enum RawEv {
     Wakeup {
         task: (u32, String, i32),
         new: bool,
+        target: usize,
+        /// The record's flags show TIF_NEED_RESCHED on the CPU it was
+        /// recorded on (`N`, `n`, `B` or `b` in the need-resched column;
+        /// false where the format has no flags column).
+        resched: bool,
     },
     Migrate {
         task: (u32, String, i32),
@@ -193,6 +198,7 @@ pub(super) fn parse_line(line: &str, no: usize) -> Result<Option<Raw>, String> {
     let ts = parse_ts(ts_tok).ok_or_else(|| {
         format!("bad timestamp \"{ts_tok}\" (expected SECS.FRACTION, at most {MAX_TRACE_SECS} s)")
     })?;
+    let resched = need_resched(&head[rb + 1..]);
     // Optional `(TGID)` column after `COMM-PID`.
     let left = &head[..lb];
     let tgid = match (left.rfind('('), left.rfind(')')) {
@@ -267,6 +273,8 @@ pub(super) fn parse_line(line: &str, no: usize) -> Result<Option<Raw>, String> {
                 _ => RawEv::Wakeup {
                     task: t,
                     new: name == "sched_wakeup_new",
+                    target,
+                    resched,
                 },
             }
         }
@@ -278,6 +286,25 @@ pub(super) fn parse_line(line: &str, no: usize) -> Result<Option<Raw>, String> {
         tgid,
         ev,
     }))
+}
+
+/// Whether the flags column before the timestamp (tracefs: `dNh3.`, the
+/// second character the need-resched state, trace_output.c
+/// `trace_print_lat_fmt` v6.18) shows TIF_NEED_RESCHED: `N` (with
+/// PREEMPT_NEED_RESCHED), `n`, `B` and `b` (with the lazy bit too); `L`,
+/// `l` and `p` are the lazy or preempt-count bits alone. False without a
+/// flags column (perf script, trace-cmd's default report).
+fn need_resched(after_cpu: &str) -> bool {
+    let mut toks = after_cpu.split_whitespace().rev();
+    toks.next(); // the timestamp
+    let Some(flags) = toks.next().map(str::as_bytes) else {
+        return false;
+    };
+    let looks_like_flags = (4..=6).contains(&flags.len())
+        && flags
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || *c == b'.');
+    looks_like_flags && matches!(flags[1], b'N' | b'n' | b'B' | b'b')
 }
 
 /// `COMM:PID [PRIO]`, the task notation of `trace-cmd report`'s own sched
