@@ -357,6 +357,33 @@ fn parse_ts(s: &str) -> Option<Ns> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn need_resched_is_read_from_the_flags_column() {
+        let w = |f: &str| {
+            format!("  x-7 [001] {f} 2.5: sched_wakeup: comm=x pid=3 prio=120 target_cpu=001")
+        };
+        for (flags, want) in [
+            ("dNh3.", true),
+            ("dnh2.", true),
+            ("dBh2.", true),
+            ("dLh2.", false),
+            ("d.h2.", false),
+        ] {
+            match parse_line(&w(flags), 1).expect("ok").expect("event").ev {
+                RawEv::Wakeup {
+                    resched, target, ..
+                } => assert_eq!((resched, target), (want, 1), "{flags}"),
+                _ => panic!("wakeup expected"),
+            }
+        }
+        // No flags column (perf script, trace-cmd's default report): false.
+        let p = "  x 7/7 [001] 2.5: sched:sched_wakeup: comm=x pid=3 prio=120 target_cpu=001";
+        assert!(matches!(
+            parse_line(p, 1).expect("ok").expect("event").ev,
+            RawEv::Wakeup { resched: false, .. }
+        ));
+    }
     use super::*;
 
     /// The searches `find_event` stands for: each event in order, plain
