@@ -1,9 +1,10 @@
 """``schedlab calibrate`` (issue 13): measure this machine's wakeup path on its live kernel and write
 a machine profile (machine.py) the simulator can run with.
 
-Measured without tracing (the trace loses switch-ins on some VMs, docs/model.md): each worker
-thread times how late it runs after each of its sleeps (``sleep_lateness_ns``), and
-``schedlab-worker pingpong`` times a round trip between two threads on one CPU.
+Each worker thread times how late it runs after each of its sleeps (``sleep_lateness_ns``), the
+run's trace gives its waking-to-running latency (the simulator's ``wakeup_latency``, from
+``sched_waking`` to the switch in), and ``schedlab-worker pingpong`` times a round trip between two
+threads on one CPU.
 
 * ``idle_rt``: a SCHED_FIFO sleeper alone on its CPU (no slack): IRQ, wakeup, idle exit, switch.
 * ``busy_rt``: the same beside a hog on that CPU: IRQ, wakeup, preemption, switch.
@@ -13,8 +14,14 @@ thread times how late it runs after each of its sleeps (``sleep_lateness_ns``), 
 * ``noise``: a hog alone on the measuring CPU: how often other tasks interrupt it, and for how long.
 
 Tunables: ``context_switch_ns`` = round trip / 2 (an upper bound: it includes the socket calls);
-``wakeup_ns`` = busy_rt p50 − context_switch_ns (at least 0); ``idle_exit_ns`` = idle_rt p50 −
-busy_rt p50; ``timer_slack_ns`` = idle_other p50 − idle_rt p50, the *effective* slack (the setting,
+``wakeup_ns`` = busy_rt's traced latency p50 and ``idle_exit_ns`` = idle_rt's minus busy_rt's, the
+span the simulator puts between ``sched_waking`` and the switch (and, as the kernel's skipped clock
+update does, charges to the wakee: docs/model.md, "Wakeup costs"). Where a trace was withheld as
+unreliable, the lateness stands in (busy_rt p50 − context_switch_ns; idle_rt p50 − busy_rt p50),
+as before 2026-11-26. The lateness beyond the traced latency (the timer interrupt's delivery, on a
+VM much later to a halted vCPU, and the return to user space) is recorded, not modelled
+(``*_late_beyond_latency_ns``); ``timer_slack_ns`` = idle_other p50 − idle_rt p50, the *effective*
+slack (the setting,
 /proc/self/timerslack_ns, is recorded beside it: the timer fires earlier when another timer on that
 CPU expires inside the window, and on a VM a descheduled vCPU can stretch it past the setting);
 ``ipi_ns`` = remote wakeup p50 −
@@ -54,12 +61,17 @@ def _run(workload: dict, tmp: str, name: str) -> Tuple[Any, Dict[str, Any]]:
     return run(path)
 
 
-def _lateness(workload: dict, tmp: str, name: str) -> Dict[str, int]:
-    _, info = _run(workload, tmp, name)
+def _lateness(workload: dict, tmp: str, name: str) -> Dict[str, Any]:
+    """The sleeper's lateness p50/p90 (its worker's clock) and its traced waking-to-running latency
+    p50 (``latency_p50``: None where the run withheld its trace as unreliable)."""
+    res, info = _run(workload, tmp, name)
     late = info["threads"]["s"]["sleep_lateness_ns"]
     if not late["count"]:
         raise HostError(f"calibrate: {name}: the sleeper never slept")
-    return {"p50": int(late["p50"]), "p90": int(late["p90"])}
+    s = next(t for t in res.metrics["tasks"] if t["name"] == "s")
+    lat = s.get("wakeup_latency_p50_us")
+    return {"p50": int(late["p50"]), "p90": int(late["p90"]),
+            "latency_p50": None if lat is None else round(lat * 1000)}
 
 
 def _noise(cpu: int, seconds: int, tmp: str) -> Dict[str, float]:
@@ -88,6 +100,9 @@ def calibrate(seconds: int = 3, log: Callable[[str], None] = lambda s: None) -> 
             late = _lateness(_sleeper(pol, cpu, seconds, hog), tmp, name)
             m[f"{name}_lateness_p50_ns"] = late["p50"]
             m[f"{name}_lateness_p90_ns"] = late["p90"]
+            m[f"{name}_latency_p50_ns"] = late["latency_p50"]
+            if late["latency_p50"] is not None:
+                m[f"{name}_late_beyond_latency_ns"] = late["p50"] - late["latency_p50"]
         log(f"calibrate: noise ({seconds:g} s, a hog alone on CPU {cpu})")
         noise = _noise(cpu, seconds, tmp)
         m["noise_hog_nivcsw"] = int(noise["nivcsw"])
@@ -116,10 +131,18 @@ def calibrate(seconds: int = 3, log: Callable[[str], None] = lambda s: None) -> 
     except (OSError, ValueError):
         m["timer_slack_setting_ns"] = None
     cs = m["pingpong_round_trip_ns"] // 2
+    busy_lat, idle_lat = m["busy_rt_latency_p50_ns"], m["idle_rt_latency_p50_ns"]
+    if busy_lat is not None and idle_lat is not None:
+        wakeup, idle_exit = busy_lat, max(0, idle_lat - busy_lat)
+    else:
+        wakeup = max(0, m["busy_rt_lateness_p50_ns"] - cs)
+        idle_exit = max(0, m["idle_rt_lateness_p50_ns"] - m["busy_rt_lateness_p50_ns"])
+        not_measured["traced_latency"] = ("a sleeper's trace was withheld as unreliable: wakeup_ns and "
+                                          "idle_exit_ns come from its lateness")
     tun = {
         "context_switch_ns": cs,
-        "wakeup_ns": max(0, m["busy_rt_lateness_p50_ns"] - cs),
-        "idle_exit_ns": max(0, m["idle_rt_lateness_p50_ns"] - m["busy_rt_lateness_p50_ns"]),
+        "wakeup_ns": wakeup,
+        "idle_exit_ns": idle_exit,
         "timer_slack_ns": max(0, m["idle_other_lateness_p50_ns"] - m["idle_rt_lateness_p50_ns"]),
         # A uniform 0..J delay has p90 - p50 = 0.4 J: the spread of the sleeper's lateness, as the
         # width of the simulator's per-timer jitter (its run's spread from interrupts not included).
