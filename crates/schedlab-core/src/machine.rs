@@ -60,6 +60,11 @@ pub struct MigrationRequest {
 pub struct Machine {
     /// Current simulated time.
     pub now: Ns,
+    /// `RQCF_ACT_SKIP`: inside a `__schedule` on that CPU that took a
+    /// clock-update skip request (`Rq::clock_skip_req`), the stale clock
+    /// it accounts with (`Machine::rq_clock`). Kept here, beside `now`,
+    /// so that every other read of the clock stays one load.
+    pub(crate) clock_skip_act: Option<(CpuId, Ns)>,
     /// CPUs.
     pub topo: Topology,
     /// Tick frequency.
@@ -172,7 +177,10 @@ impl Machine {
     /// the task switched in, not to the one switched out.
     #[inline]
     pub fn rq_clock(&self, cpu: CpuId) -> Ns {
-        self.rqs[cpu].clock_skip_act.unwrap_or(self.now)
+        match self.clock_skip_act {
+            Some((c, clock)) if c == cpu => clock,
+            _ => self.now,
+        }
     }
 
     /// Something updated `cpu`'s run-queue clock (a tick, an enqueue or a

@@ -25,9 +25,6 @@ pub struct Rq {
     /// clock at its last update (the wakeup's, or a later tick's or
     /// enqueue's: `Machine::touch_rq_clock`).
     pub clock_skip_req: Option<Ns>,
-    /// `RQCF_ACT_SKIP`: inside the `__schedule` that took the request, the
-    /// stale clock it accounts with (`Machine::rq_clock`).
-    pub clock_skip_act: Option<Ns>,
     /// When the current execution segment ends (kept here, not in the
     /// event heap, so preemptions leave no stale events behind).
     pub seg_end: Option<Ns>,

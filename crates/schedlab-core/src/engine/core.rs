@@ -157,15 +157,13 @@ impl Simulator {
     /// one (`Rq::clock_skip_req`) is taken here ("Promote REQ to ACT"): the
     /// accounting inside reads the stale clock (`Machine::rq_clock`).
     pub(crate) fn schedule(&mut self, cpu: CpuId) {
-        let rq = &mut self.m.rqs[cpu];
-        rq.clock_skip_act = rq.clock_skip_req.take();
+        self.m.clock_skip_act = self.m.rqs[cpu].clock_skip_req.take().map(|c| (cpu, c));
         self.schedule_with_clock(cpu);
         // Departure: a request made inside (a newly idle CPU pulling a task
         // onto itself) is dropped; 6.18 keeps it for the next `__schedule`,
         // whose clock is then the last tick's or enqueue's.
-        let rq = &mut self.m.rqs[cpu];
-        rq.clock_skip_act = None;
-        rq.clock_skip_req = None;
+        self.m.clock_skip_act = None;
+        self.m.rqs[cpu].clock_skip_req = None;
     }
 
     fn schedule_with_clock(&mut self, cpu: CpuId) {

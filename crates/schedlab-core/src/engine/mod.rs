@@ -239,6 +239,7 @@ impl Simulator {
         };
         let m = Machine {
             now: 0,
+            clock_skip_act: None,
             hz: cfg.hz,
             tick_phase: 0,
             tasks: vec![],
