@@ -263,3 +263,31 @@ def test_table_says_where_latencies_come_from(root):
     wl = str(root / "examples" / "mixed.json")
     assert "wakeup-path cost model (wakeup_ns 8 µs" in run("run", wl).stdout
     assert "costs off (--zero-costs)" in run("run", wl, "--zero-costs").stdout
+
+
+def test_trace_import_with_hz_counts_cpu_time_as_the_kernel(tmp_path):
+    # A sleeper woken on its idle CPU with need-resched set (`N`), switched in 20 µs later, runs
+    # 50 µs: with the tick grid the 20 µs are its CPU time, as the kernel's skipped clock update
+    # charges them (/proc); without, switch to switch. A bad --hz is one clear error.
+    lines = [
+        "x-0 [000] d..2. 1.000000: sched_switch: prev_comm=swapper prev_pid=0 prev_prio=120 prev_state=R"
+        " ==> next_comm=s next_pid=2 next_prio=120",
+        "s-2 [000] d..2. 1.000050: sched_switch: prev_comm=s prev_pid=2 prev_prio=120 prev_state=S"
+        " ==> next_comm=swapper next_pid=0 next_prio=120",
+        "<idle>-0 [000] dNh2. 1.005000: sched_wakeup: comm=s pid=2 prio=120 target_cpu=000",
+        "x-0 [000] d..2. 1.005020: sched_switch: prev_comm=swapper prev_pid=0 prev_prio=120 prev_state=R"
+        " ==> next_comm=s next_pid=2 next_prio=120",
+        "s-2 [000] d..2. 1.005070: sched_switch: prev_comm=s prev_pid=2 prev_prio=120 prev_state=S"
+        " ==> next_comm=swapper next_pid=0 next_prio=120",
+    ]
+    trace = tmp_path / "t.txt"
+    trace.write_text("\n".join(lines) + "\n")
+    cpu = {}
+    for hz in (None, 250):
+        out = tmp_path / f"m{hz}.json"
+        r = run("trace", "import", str(trace), "--json", str(out), *(["--hz", str(hz)] if hz else []))
+        assert r.returncode == 0, r.stderr
+        cpu[hz] = next(t for t in json.loads(out.read_text())["tasks"] if t["pid"] == 2)["cpu_time_us"]
+    assert cpu == {None: 100.0, 250: 120.0}
+    r = run("trace", "import", str(trace), "--hz", "0")
+    assert r.returncode == 2 and "--hz" in r.stderr and "Traceback" not in r.stderr

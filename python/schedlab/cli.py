@@ -254,7 +254,8 @@ def _cmd_metrics(a: argparse.Namespace) -> int:
 def _cmd_trace(a: argparse.Namespace) -> int:
     from .api import import_trace
 
-    imp = import_trace(a.file, tolerant=a.tolerant)
+    tick = None if a.hz is None else ((1_000_000_000 + a.hz // 2) // a.hz, 0)
+    imp = import_trace(a.file, tolerant=a.tolerant, tick=tick)
     print(task_table(imp.result))
     if imp.repairs:
         print(f"{len(imp.repairs)} repair(s):", file=sys.stderr)

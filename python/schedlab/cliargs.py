@@ -158,6 +158,11 @@ def _add_trace(sub) -> None:
     ti.add_argument("--perfetto", metavar="FILE", help="write a Perfetto .pftrace")
     ti.add_argument("--ftrace", metavar="FILE", help="write normalised ftrace text")
     ti.add_argument("--workload", metavar="FILE", help="write an rt-app workload replaying the tasks")
+    ti.add_argument("--hz", type=_positive,
+                    help="the recording kernel's HZ, for a tracefs trace on the mono clock (schedlab host "
+                         "run's, or trace_clock=mono) with its flags column: CPU time is then counted as the "
+                         "kernel accounts it, a wakeup's path charged to the wakee (docs/model.md, \"Trace "
+                         "import\"); without it, switch to switch")
 
 
 def _add_host(sub) -> None:
