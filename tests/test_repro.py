@@ -94,7 +94,8 @@ def test_repro_cfs_lab_simulator_half(tmp_path):
     assert r.returncode == 0, r.stderr
     rep = json.loads((out / "report.json").read_text())
     for row in rep["nice"]:
-        assert row["cpu_s"] == [5.0, 5.0]
+        # 5 s of work each, plus the switches' cost charged to the task switched in (3.8 µs each).
+        assert all(5.0 <= c < 5.01 for c in row["cpu_s"]), row
         a, b = row["nice"]
         if a == b:
             assert abs(row["wall_s"][0] - row["wall_s"][1]) < 0.01
@@ -117,10 +118,12 @@ def test_repro_cfs_lab_simulator_half(tmp_path):
     assert "sched_latency_ns 18000000" in md and "no numbers in the text\"" not in md
     for row in rep["io"]:
         assert row["hog_switches"] >= 5000 > row["hog_switches_alone"]
-        # 5000 sleeps, each 50 µs of timer slack and 8 µs of wakeup cost late:
-        # 0.29 s over the ideal (docs/model.md, "Wakeup costs"). Its CPU time is 5000 x (2 µs
-        # of spin + the 8 µs wakeup path, which the skipped clock update charges to the wakee).
-        assert abs(row["io_cpu_ms"] - 50) < 1 and 0.25 < row["io_wall_s"] - row["io_ideal_s"] < 0.35
+        # 5000 sleeps, each 50 µs of timer slack, 8 µs of wakeup cost and a 3.8 µs switch late:
+        # 0.31 s over the ideal (docs/model.md, "Wakeup costs"), plus ~20 wakeups that wait for
+        # the tick (0.07 s; none before the wakee's vruntime carried its wakeup path). Its CPU
+        # time is 5000 x (2 µs of spin + the 8 µs wakeup path, which the skipped clock update
+        # charges to the wakee, + the switch).
+        assert abs(row["io_cpu_ms"] - 69) < 1 and 0.3 < row["io_wall_s"] - row["io_ideal_s"] < 0.42
 
 
 def test_repro_shootout(tmp_path):

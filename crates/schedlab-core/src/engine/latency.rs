@@ -47,7 +47,8 @@ use crate::workload::Policy;
 pub const PREEMPT_MODELS: [&str; 4] = ["none", "voluntary", "full", "lazy"];
 
 /// The tunables `SimConfig::zero_costs` sets to 0.
-pub const COST_TUNABLES: [&str; 5] = [
+pub const COST_TUNABLES: [&str; 6] = [
+    "context_switch_ns",
     "timer_slack_ns",
     "timer_jitter_ns",
     "wakeup_ns",
