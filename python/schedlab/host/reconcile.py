@@ -8,8 +8,12 @@ disagree beyond a tolerance the trace lost or garbled records for that thread: i
 metrics are then withheld (null) and the thread is listed in ``unreliable`` with the size of the
 disagreement, never shown as if good.
 
+The trace's CPU time is counted as the kernel accounts it (the host runner gives the importer its
+jiffy grid: a wakeup's path is the wakee's, as the skipped clock update of the ``__schedule`` after
+it charges it; docs/model.md, "Trace import"), so a thread whose records are complete agrees.
+
 Tolerances: CPU time within max(1 ms, 5 %) plus the thread's share of the hypervisor steal the
-CPUs reported (a trace's switch-to-switch span includes steal, schedstat does not); voluntary and
+CPUs reported (a trace's span includes steal, schedstat does not); voluntary and
 involuntary switches each within max(2, 10 %); wakeups with a measured latency at least the
 voluntary switches (/proc) less max(2, 10 %).
 """
