@@ -71,6 +71,12 @@ def parse_duration(value: Union[str, float, int]) -> int:
     return ns
 
 
+def tick_nsec(hz: int) -> int:
+    """The kernel's TICK_NSEC at ``hz`` (include/vdso/jiffies.h: (NSEC_PER_SEC + HZ/2) / HZ): the
+    period of the jiffy grid a trace's ``import_trace(tick=)`` names."""
+    return (1_000_000_000 + hz // 2) // hz
+
+
 def _load(workload: WorkloadLike) -> Tuple[str, str]:
     """(text, source name) of a path, a JSON string or a dict."""
     if isinstance(workload, Mapping):

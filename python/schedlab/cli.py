@@ -252,9 +252,9 @@ def _cmd_metrics(a: argparse.Namespace) -> int:
 
 
 def _cmd_trace(a: argparse.Namespace) -> int:
-    from .api import import_trace
+    from .api import import_trace, tick_nsec
 
-    tick = None if a.hz is None else ((1_000_000_000 + a.hz // 2) // a.hz, 0)
+    tick = None if a.hz is None else (tick_nsec(a.hz), 0)
     imp = import_trace(a.file, tolerant=a.tolerant, tick=tick)
     print(task_table(imp.result))
     if imp.repairs:

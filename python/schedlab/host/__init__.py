@@ -32,7 +32,7 @@ import tempfile
 import time
 from typing import Any, Dict, List, Optional, Set, Tuple
 
-from ..api import SimResult, check, import_trace
+from ..api import SimResult, check, import_trace, tick_nsec
 from . import capture, cgroups
 from .lock import HostBusy, acquire
 from .plan import HostError, Plan, duration_ns, make
@@ -252,8 +252,7 @@ def tick_phase(start_ns: int, hz: Optional[int], cmdline: str = "") -> Optional[
     grid is not one (skewed ticks) or HZ is unknown."""
     if not hz or "skew_tick=1" in cmdline.split():
         return None
-    tick_nsec = (1_000_000_000 + hz // 2) // hz
-    return (-start_ns) % tick_nsec
+    return (-start_ns) % tick_nsec(hz)
 
 
 def tick_grid(info: Dict[str, Any]) -> Optional[Tuple[int, int]]:
@@ -262,7 +261,7 @@ def tick_grid(info: Dict[str, Any]) -> Optional[Tuple[int, int]]:
     hz = info.get("hz")
     if not hz or info.get("tick_phase_ns") is None:
         return None
-    return ((1_000_000_000 + hz // 2) // hz, 0)
+    return (tick_nsec(hz), 0)
 
 
 def sim_tunables(info: Dict[str, Any], tunables: Optional[Dict[str, int]] = None) -> Dict[str, int]:

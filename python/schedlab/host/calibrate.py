@@ -21,8 +21,8 @@ unreliable, the lateness stands in (busy_rt p50 − context_switch_ns; idle_rt p
 as before 2026-11-26. The lateness beyond the traced latency (the timer interrupt's delivery, on a
 VM much later to a halted vCPU, and the return to user space) is recorded, not modelled
 (``*_late_beyond_latency_ns``); ``timer_slack_ns`` = idle_other p50 − idle_rt p50, the *effective*
-slack (the setting,
-/proc/self/timerslack_ns, is recorded beside it: the timer fires earlier when another timer on that
+slack (the setting, /proc/self/timerslack_ns, is recorded beside it: the timer fires earlier when
+another timer on that
 CPU expires inside the window, and on a VM a descheduled vCPU can stretch it past the setting);
 ``ipi_ns`` = remote wakeup p50 −
 idle_rt p50 (an upper bound: it includes a write and a read); ``timer_jitter_ns`` = 2.5 × (idle_other
@@ -61,6 +61,11 @@ def _run(workload: dict, tmp: str, name: str) -> Tuple[Any, Dict[str, Any]]:
     return run(path)
 
 
+def _task(res: Any, name: str) -> Dict[str, Any]:
+    """The metrics row of task `name` in a host run's results."""
+    return next(t for t in res.metrics["tasks"] if t["name"] == name)
+
+
 def _lateness(workload: dict, tmp: str, name: str) -> Dict[str, Any]:
     """The sleeper's lateness p50/p90 (its worker's clock) and its traced waking-to-running latency
     p50 (``latency_p50``: None where the run withheld its trace as unreliable)."""
@@ -68,8 +73,7 @@ def _lateness(workload: dict, tmp: str, name: str) -> Dict[str, Any]:
     late = info["threads"]["s"]["sleep_lateness_ns"]
     if not late["count"]:
         raise HostError(f"calibrate: {name}: the sleeper never slept")
-    s = next(t for t in res.metrics["tasks"] if t["name"] == "s")
-    lat = s.get("wakeup_latency_p50_us")
+    lat = _task(res, "s").get("wakeup_latency_p50_us")
     return {"p50": int(late["p50"]), "p90": int(late["p90"]),
             "latency_p50": None if lat is None else round(lat * 1000)}
 
@@ -79,7 +83,7 @@ def _noise(cpu: int, seconds: int, tmp: str) -> Dict[str, float]:
     CPU from it and for how long, from its /proc counters (involuntary switches, CPU time)."""
     res, _ = _run({"global": {"duration": seconds}, "tasks": {"hog": {"cpus": [cpu], "run": 100_000_000}}},
                   tmp, "noise")
-    hog = next(t for t in res.metrics["tasks"] if t["name"] == "hog")
+    hog = _task(res, "hog")
     return {"nivcsw": float(hog["nivcsw"]), "cpu_us": float(hog["cpu_time_us"])}
 
 

@@ -342,8 +342,9 @@ impl Timeline {
         }
     }
 
-    /// `n` starts running on `cpu` at `ts`.
-    fn switch_in(&mut self, n: usize, cpu: usize, ts: Ns) {
+    /// `n` starts running on `cpu` at `ts`, its CPU time counted from
+    /// `acct` (the run queue's clock there, [`Self::rq_clock_at_switch`]).
+    fn switch_in(&mut self, n: usize, cpu: usize, ts: Ns, acct: Ns) {
         let inside = self.inside(ts);
         let waited = self.tasks[n]
             .runnable_since
@@ -360,7 +361,7 @@ impl Timeline {
             t.first_cpu = Some(cpu);
         }
         t.running_since = Some(ts);
-        t.charged_since = None;
+        t.charged_since = (acct < ts).then_some(acct);
         self.busy_since[cpu] = Some(ts);
     }
 
@@ -408,10 +409,7 @@ impl Timeline {
             t.bursts.push((t.burst, r.ts - s));
             t.burst = 0;
         }
-        self.switch_in(id, r.cpu, r.ts);
-        if acct < r.ts {
-            self.tasks[id].charged_since = Some(acct);
-        }
+        self.switch_in(id, r.cpu, r.ts, acct);
         self.cpus[r.cpu].1 += u64::from(self.inside(r.ts));
         self.curr[r.cpu] = Some(pid);
         self.records.push(Record {
@@ -480,10 +478,7 @@ impl Timeline {
                             self.switch_out(n, other, r.ts, PrevState::Runnable);
                             self.curr[other] = Some(0);
                         }
-                        self.switch_in(n, r.cpu, r.ts);
-                        if acct < r.ts {
-                            self.tasks[n].charged_since = Some(acct);
-                        }
+                        self.switch_in(n, r.cpu, r.ts, acct);
                     }
                     self.cpus[r.cpu].1 += u64::from(self.inside(r.ts));
                     self.curr[r.cpu] = Some(next.0);

@@ -357,6 +357,7 @@ fn parse_ts(s: &str) -> Option<Ns> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     #[test]
     fn need_resched_is_read_from_the_flags_column() {
@@ -384,7 +385,6 @@ mod tests {
             RawEv::Wakeup { resched: false, .. }
         ));
     }
-    use super::*;
 
     /// The searches `find_event` stands for: each event in order, plain
     /// then prefixed, anywhere in the line.
