@@ -223,7 +223,9 @@ def test_sleep_timers_on_one_cpu_expire_together_within_the_slack():
     wl = {"global": {"duration": 1},
           "tasks": {n: {"cpus": [0], "sleep": s, "run": 10} for n, s in
                     (("a", 5000), ("b", 5020), ("c", 5060))}}
-    text = schedlab.simulate(wl, "eevdf", 1, trace=True, set={"timer_slack_ns": 50_000}).ftrace_text()
+    # The start's wakeup costs at their medians (no spread): the times below are closed forms.
+    text = schedlab.simulate(wl, "eevdf", 1, trace=True,
+                             set={"timer_slack_ns": 50_000, "wakeup_spread_pct": 0}).ftrace_text()
     waking = {}
     for line in text.splitlines():
         if "sched_waking:" in line:
@@ -247,11 +249,13 @@ def test_timer_jitter_spreads_sleep_cycles_reproducibly():
               if "sched_waking: comm=s " in x]
         return [round((b - a) * 1e9) for a, b in zip(ts[1:], ts[2:])]
 
-    # Whole microseconds (no 3.8 µs switch cost), as the ftrace text prints them.
-    base = cycles(set={"context_switch_ns": 0})
+    # Whole microseconds (no 3.8 µs switch cost, the wakeup path at its median every time), as
+    # the ftrace text prints them.
+    flat = {"context_switch_ns": 0, "wakeup_spread_pct": 0}
+    base = cycles(set=flat)
     assert len(set(base)) == 1
-    jit = cycles(set={"timer_jitter_ns": 20_000, "context_switch_ns": 0}, seed=3)
-    assert jit == cycles(set={"timer_jitter_ns": 20_000, "context_switch_ns": 0}, seed=3)
+    jit = cycles(set={"timer_jitter_ns": 20_000, **flat}, seed=3)
+    assert jit == cycles(set={"timer_jitter_ns": 20_000, **flat}, seed=3)
     # Consecutive timers each add 0..J: a cycle is c + (j_next - j_prev), within c ± J.
     # (The ftrace text has microseconds: up to 41 distinct cycle lengths.)
     assert all(abs(c - base[0]) <= 20_000 for c in jit) and len(set(jit)) > 15

@@ -166,13 +166,15 @@ def test_machine_profile_applies_and_bad_profiles_are_one_clear_error(tmp_path):
     wl.write_text('{"global": {"duration": 1}, "tasks": {"s": {"loop": -1, "run": 100, "sleep": 5000}}}')
     prof = tmp_path / "p.json"
     prof.write_text(json.dumps({"schedlab_machine_profile": 1, "hz": 100,
-                                "tunables": {"wakeup_ns": 30000, "idle_exit_ns": 0, "timer_slack_ns": 0}}))
+                                "tunables": {"wakeup_ns": 30000, "idle_exit_ns": 0, "timer_slack_ns": 0,
+                                             "wakeup_spread_pct": 0}}))
     out = tmp_path / "o.json"
     r = run("run", str(wl), "--machine", str(prof), "--json", str(out), "--quiet")
     assert r.returncode == 0, r.stderr
     m = json.loads(out.read_text())
     assert m["hz"] == 100 and m["tunables"]["wakeup_ns"] == 30000
-    # Every wakeup lands on an idle CPU with no idle-exit cost: exactly the profile's 30 µs.
+    # Every wakeup lands on an idle CPU with no idle-exit cost and no spread: exactly the
+    # profile's 30 µs.
     assert m["tasks"][0]["wakeup_latency_p50_us"] == pytest.approx(30.0, rel=0.002)
     # --hz and --set win over the profile.
     r = run("run", str(wl), "--machine", str(prof), "--hz", "250", "--set", "wakeup_ns=1000",

@@ -118,12 +118,14 @@ def test_repro_cfs_lab_simulator_half(tmp_path):
     assert "sched_latency_ns 18000000" in md and "no numbers in the text\"" not in md
     for row in rep["io"]:
         assert row["hog_switches"] >= 5000 > row["hog_switches_alone"]
-        # 5000 sleeps, each 50 µs of timer slack, 8 µs of wakeup cost and a 3.8 µs switch late:
+        # 5000 sleeps, each 50 µs of timer slack, ~9 µs of wakeup cost and a 3.8 µs switch late:
         # 0.31 s over the ideal (docs/model.md, "Wakeup costs"), plus ~20 wakeups that wait for
         # the tick (0.07 s; none before the wakee's vruntime carried its wakeup path). Its CPU
-        # time is 5000 x (2 µs of spin + the 8 µs wakeup path, which the skipped clock update
-        # charges to the wakee, + the switch).
-        assert abs(row["io_cpu_ms"] - 69) < 1 and 0.3 < row["io_wall_s"] - row["io_ideal_s"] < 0.42
+        # time is 5000 x (2 µs of spin + the wakeup path, which the skipped clock update charges
+        # to the wakee, + the switch): the path's median is 8 µs, its mean 8 x 1.128 (spread.rs:
+        # a log-logistic factor with p90 1.8, mean pi*s / sin(pi*s), s = log9 1.8), 74.1 ms in all,
+        # the 5000 draws' mean within +-0.4 ms (one standard deviation).
+        assert abs(row["io_cpu_ms"] - 74.1) < 1.2 and 0.3 < row["io_wall_s"] - row["io_ideal_s"] < 0.42
 
 
 def test_repro_shootout(tmp_path):
@@ -135,10 +137,12 @@ def test_repro_shootout(tmp_path):
     rep = json.loads((out / "report.json").read_text())
     assert not rep["missing"], rep["missing"]  # every scheduler the seed ran is registered
     # FIFO probes (shootout.md §4.5.1): every scheduler's decision is the class order alone, so the
-    # latency distributions are identical.
+    # latency distributions agree but for the ~1 % of wakeups that meet a resched another task's
+    # wakeup left pending, which happen where each scheduler's placement puts the hogs: with the
+    # wakeup path's delays drawn around their median (spread.rs), p99 moves by a microsecond.
     for key in ("fifo/24", "fifo/256"):
         p99 = {s: r["p99"] for s, r in rep["jitter"][key].items()}
-        assert len(set(p99.values())) == 1, p99
+        assert max(p99.values()) - min(p99.values()) <= 2, p99
     # SCHED_OTHER probes (§4.5.2): BMQ's boosted probes never wait behind hogs; EEVDF's wait for
     # the tick under 256 hogs (its p99 is tick-bound, ms), CFS's sleeper credit mostly not.
     other = rep["jitter"]["other/256"]

@@ -40,7 +40,10 @@ def _cost_note(m: dict) -> str:
         return ("wakeup-path costs off (--zero-costs): a task woken onto an idle CPU, or preempting, "
                 "runs at once, so its latency is 0 µs (docs/model.md, wakeup costs)")
     shown = ", ".join(f"{k} {v / 1000:g} µs" for k, v in costs.items())
-    return (f"latency floor from the wakeup-path cost model ({shown}; docs/model.md, wakeup costs; "
+    spread = tun.get("wakeup_spread_pct") or 0
+    if spread > 100:
+        shown += f"; each delay drawn around those medians with p90 {spread} % of them"
+    return (f"latencies from the wakeup-path cost model ({shown}; docs/model.md, wakeup costs; "
             "--zero-costs for none)")
 
 

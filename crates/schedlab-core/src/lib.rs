@@ -37,6 +37,7 @@ pub mod policy;
 pub mod registry;
 pub mod rng;
 pub mod runqueue;
+pub mod spread;
 pub mod stats;
 pub mod task;
 pub mod topology;

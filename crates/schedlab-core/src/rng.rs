@@ -2,6 +2,11 @@
 //!
 //! The engine owns a single instance; nothing else in the simulator draws
 //! random numbers, so a run is a pure function of (workload, config, seed).
+//! [`keyed`] derives a draw from the same seed without advancing that
+//! instance: a value fixed by (seed, key, n) whatever other draws came
+//! first, so that two schedulers run on one workload and seed give, say,
+//! a task's n-th wakeup the same random cost (common random numbers: the
+//! difference between their results is the schedulers', not the draws').
 
 /// SplitMix64 (Steele, Lea, Flood 2014): tiny, fast, and fully specified, so
 /// the sequence is identical on every platform and Rust version.
@@ -29,6 +34,14 @@ impl Rng {
     pub fn below(&mut self, n: u64) -> u64 {
         ((self.next_u64() as u128 * n as u128) >> 64) as u64
     }
+}
+
+/// The `n`-th draw of stream `key` under `seed` (SplitMix64's output
+/// function over a state that mixes the three): independent of every
+/// other draw of the run.
+pub fn keyed(seed: u64, key: u64, n: u64) -> u64 {
+    Rng::new(seed ^ key.wrapping_mul(0xD6E8_FEB8_6659_FD93) ^ n.wrapping_mul(0xA076_1D64_78BD_642F))
+        .next_u64()
 }
 
 #[cfg(test)]

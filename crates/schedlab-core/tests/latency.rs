@@ -16,10 +16,12 @@ const SLACK: i64 = 50_000;
 fn costs(kind: &str, cpus: usize, extra: &[(&str, i64)]) -> SimConfig {
     let mut c = cfg(kind, cpus);
     c.zero_costs = false;
-    // The switch's own cost (context_switch_ns, default 3.8 µs) apart: these
-    // tests hold the wakeup path's delays to closed forms.
+    // The switch's own cost (context_switch_ns, default 3.8 µs) and the
+    // delays' spread apart: these tests hold the wakeup path's delays to
+    // closed forms.
     c.set = [
         ("context_switch_ns", 0),
+        ("wakeup_spread_pct", 0),
         ("wakeup_ns", WAKEUP),
         ("idle_exit_ns", IDLE_EXIT),
         ("ipi_ns", IPI),
@@ -54,6 +56,35 @@ fn a_wakeup_onto_an_idle_cpu_pays_wakeup_and_idle_exit() {
         loops == 1_000_000 / period || loops == 1_000_000 / period + 1,
         "{loops} loops of {period} us"
     );
+}
+
+#[test]
+fn the_delays_spread_around_their_median_as_asked() {
+    // With a spread, each delay is the median (wakeup + idle exit) times a
+    // log-logistic factor whose p90 is the asked percentage of it
+    // (spread.rs): the latency histogram shows that median and p90, a
+    // p10 below the median, and no two runs of one seed differ.
+    let cfg = costs("eevdf", 2, &[("wakeup_spread_pct", 200)]);
+    let long = SLEEPER.replace(r#""duration": 1"#, r#""duration": 20"#);
+    let r = run(&long, cfg.clone());
+    let io = task(&r, "io");
+    let median = us(WAKEUP + IDLE_EXIT);
+    assert!(io.wakeups > 3000, "{}", io.wakeups);
+    let (p50, p90) = (io.wakeup_latency_p50_us, io.wakeup_latency_p90_us);
+    assert!((p50 / median - 1.0).abs() < 0.05, "p50 {p50} vs {median}");
+    assert!(
+        (p90 / (2.0 * median) - 1.0).abs() < 0.08,
+        "p90 {p90} vs {}",
+        2.0 * median
+    );
+    assert!(io.wakeup_latency_min_us < median / 2.0);
+    let json = |r: &schedlab_core::metrics::RunResult| {
+        serde_json::to_string(&r.metrics.to_json()).expect("metrics serialize")
+    };
+    assert_eq!(json(&run(&long, cfg)), json(&r));
+    // Without it, every delay is the median.
+    let flat = run(&long, costs("eevdf", 2, &[]));
+    assert_eq!(task(&flat, "io").wakeup_latency_max_us, median);
 }
 
 #[test]

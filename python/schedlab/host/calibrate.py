@@ -25,7 +25,9 @@ slack (the setting, /proc/self/timerslack_ns, is recorded beside it: the timer f
 another timer on that
 CPU expires inside the window, and on a VM a descheduled vCPU can stretch it past the setting);
 ``ipi_ns`` = remote wakeup p50 −
-idle_rt p50 (an upper bound: it includes a write and a read); ``timer_jitter_ns`` = 2.5 × (idle_other
+idle_rt p50 (an upper bound: it includes a write and a read); ``wakeup_spread_pct`` = the mean of
+busy_rt's and idle_rt's traced latency p90/p50 (the simulator draws each delay with that p90 around
+its median); ``timer_jitter_ns`` = 2.5 × (idle_other
 p90 − p50), the width of a uniform delay with that spread; ``noise_interval_us`` and
 ``noise_runtime_us`` from a hog alone on the measuring CPU (``noise``): its involuntary switches per
 second and the CPU time it lost per switch, as the simulator's per-CPU noise thread; HZ from the
@@ -73,9 +75,11 @@ def _lateness(workload: dict, tmp: str, name: str) -> Dict[str, Any]:
     late = info["threads"]["s"]["sleep_lateness_ns"]
     if not late["count"]:
         raise HostError(f"calibrate: {name}: the sleeper never slept")
-    lat = _task(res, "s").get("wakeup_latency_p50_us")
+    row = _task(res, "s")
+    lat, lat90 = row.get("wakeup_latency_p50_us"), row.get("wakeup_latency_p90_us")
     return {"p50": int(late["p50"]), "p90": int(late["p90"]),
-            "latency_p50": None if lat is None else round(lat * 1000)}
+            "latency_p50": None if lat is None else round(lat * 1000),
+            "latency_p90": None if lat90 is None else round(lat90 * 1000)}
 
 
 def _noise(cpu: int, seconds: int, tmp: str) -> Dict[str, float]:
@@ -105,6 +109,7 @@ def calibrate(seconds: int = 3, log: Callable[[str], None] = lambda s: None) -> 
             m[f"{name}_lateness_p50_ns"] = late["p50"]
             m[f"{name}_lateness_p90_ns"] = late["p90"]
             m[f"{name}_latency_p50_ns"] = late["latency_p50"]
+            m[f"{name}_latency_p90_ns"] = late["latency_p90"]
             if late["latency_p50"] is not None:
                 m[f"{name}_late_beyond_latency_ns"] = late["p50"] - late["latency_p50"]
         log(f"calibrate: noise ({seconds:g} s, a hog alone on CPU {cpu})")
@@ -153,6 +158,14 @@ def calibrate(seconds: int = 3, log: Callable[[str], None] = lambda s: None) -> 
         "timer_jitter_ns": max(0, round(2.5 * (m["idle_other_lateness_p90_ns"]
                                                - m["idle_other_lateness_p50_ns"]))),
     }
+    ratios = [m[f"{k}_latency_p90_ns"] / m[f"{k}_latency_p50_ns"] for k in ("busy_rt", "idle_rt")
+              if m[f"{k}_latency_p50_ns"] and m[f"{k}_latency_p90_ns"] is not None]
+    if ratios:
+        # One shape for the wakeup path's delays (the simulator draws each around its median):
+        # the mean p90/p50 of the two FIFO sleepers' traced latencies, busy and idle.
+        tun["wakeup_spread_pct"] = min(1000, round(100 * sum(ratios) / len(ratios)))
+    else:
+        not_measured["wakeup_spread_pct"] = "both sleepers' traces were withheld as unreliable"
     if m["noise_hog_nivcsw"] > 0:
         # Each interruption: a noise thread's wakeup (the simulator's per-CPU daemon, engine/noise.rs)
         # taking what the hog lost, on average; its gap is the rest of the cycle.

@@ -15,6 +15,10 @@
 //!   apart forever (docs/model.md, "Wakeup costs").
 //! * Wakeup cost (`wakeup_ns`): IRQ entry, `try_to_wake_up` and `__schedule`
 //!   up to the switch, for a wakeup whose target reschedules.
+//! * Spread (`wakeup_spread_pct`): the three delays above are medians;
+//!   each granted resched's delay is their sum times a seeded log-logistic
+//!   factor whose p90 is this percentage of the median (spread.rs: why
+//!   that distribution; 0 = the median every time).
 //! * Idle exit (`idle_exit_ns`): the target CPU was idle (halted vCPU or a
 //!   C-state) and must wake first.
 //! * Remote wakeup (`ipi_ns`): the target is not the CPU running
@@ -39,6 +43,7 @@ use crate::clock::Ns;
 use crate::config::TunableSet;
 use crate::cpuset::CpuId;
 use crate::event::EventKind;
+use crate::spread::Spread;
 use crate::task::{Busy, TaskId};
 use crate::tunable::Tunable;
 use crate::workload::Policy;
@@ -47,8 +52,9 @@ use crate::workload::Policy;
 pub const PREEMPT_MODELS: [&str; 4] = ["none", "voluntary", "full", "lazy"];
 
 /// The tunables `SimConfig::zero_costs` sets to 0.
-pub const COST_TUNABLES: [&str; 6] = [
+pub const COST_TUNABLES: [&str; 7] = [
     "context_switch_ns",
+    "wakeup_spread_pct",
     "timer_slack_ns",
     "timer_jitter_ns",
     "wakeup_ns",
@@ -91,6 +97,14 @@ pub const LATENCY_TUNABLES: &[Tunable] = &[
         doc: "extra latency of a remote wakeup or preemption (resched / wake-list IPI); shootout.md 5.1 row 4 (VM exits add >= 5 us)",
     },
     Tunable {
+        name: "wakeup_spread_pct",
+        default: 180,
+        min: 0,
+        max: 1000,
+        unit: "%",
+        doc: "p90 of the wakeup path's delay (wakeup_ns + idle_exit_ns + ipi_ns, their medians) as a percentage of its median: each delay is drawn (seeded, log-logistic) with that p90; 0 or 100 = the median every time. Traced on a 2-vCPU 6.18 VM: p90/p50 1.86 beside hogs, 1.91 onto an idle CPU, 1.5 for a 2 ms / 10 ms sleeper",
+    },
+    Tunable {
         name: "timer_jitter_ns",
         default: 0,
         min: 0,
@@ -118,6 +132,8 @@ pub struct WakeCosts {
     idle_exit: Ns,
     ipi: Ns,
     lazy: bool,
+    /// The delays' spread around their medians (None: constant).
+    spread: Option<Spread>,
 }
 
 impl WakeCosts {
@@ -131,6 +147,7 @@ impl WakeCosts {
             idle_exit: get("idle_exit_ns"),
             ipi: get("ipi_ns"),
             lazy: get("preempt_model") == 3,
+            spread: Spread::from_p90_pct(get("wakeup_spread_pct")),
         }
     }
 
@@ -141,6 +158,51 @@ impl WakeCosts {
         } else {
             self.timer_slack
         }
+    }
+}
+
+/// Whose delay is drawn: a wakee's, or a CPU's for a class timer's
+/// resched (no wakee).
+#[derive(Debug, Clone, Copy)]
+enum Drawer {
+    Task(TaskId),
+    Cpu(CpuId),
+}
+
+/// The spread's draws, by whom they are for: the n-th delay of a task (or
+/// of a CPU's class timers) takes the n-th value of its own stream
+/// (`rng::keyed`), so that runs of one workload and seed under different
+/// schedulers give each task the same sequence of random costs, and a
+/// task whose wakeups do not depend on the scheduler (an RT sleeper beside
+/// fair tasks) gets the same latencies under all of them.
+#[derive(Debug, Clone)]
+pub(crate) struct SpreadDraws {
+    seed: u64,
+    tasks: Vec<u64>,
+    cpus: Vec<u64>,
+}
+
+impl SpreadDraws {
+    pub(crate) fn new(seed: u64) -> Self {
+        SpreadDraws {
+            seed,
+            tasks: vec![],
+            cpus: vec![],
+        }
+    }
+
+    /// The next 64 random bits of `who`'s stream.
+    fn next(&mut self, who: Drawer) -> u64 {
+        let (counts, index, key) = match who {
+            Drawer::Task(t) => (&mut self.tasks, t, t as u64),
+            Drawer::Cpu(c) => (&mut self.cpus, c, (1 << 48) | c as u64),
+        };
+        if counts.len() <= index {
+            counts.resize(index + 1, 0);
+        }
+        let n = counts[index];
+        counts[index] += 1;
+        crate::rng::keyed(self.seed, key, n)
     }
 }
 
@@ -172,7 +234,7 @@ impl Simulator {
     /// reschedule, defer that by the wakeup path's costs.
     pub(crate) fn delay_wakeup_resched(&mut self, t: TaskId, w: WakeTarget) {
         let class = self.class_of(t);
-        self.delay_resched(class, w);
+        self.delay_resched(class, w, Drawer::Task(t));
     }
 
     /// A class timer of class `class` fired on `from` (an hrtimer IRQ:
@@ -188,24 +250,33 @@ impl Simulator {
                 was_idle: self.m.rqs[cpu].curr.is_none(),
                 had_resched: *had_resched,
             };
-            self.delay_resched(class, w);
+            self.delay_resched(class, w, Drawer::Cpu(cpu));
         }
     }
 
-    fn delay_resched(&mut self, class: usize, w: WakeTarget) {
+    fn delay_resched(&mut self, class: usize, w: WakeTarget, who: Drawer) {
+        // Every wakeup takes its stream's next value, delayed or not: a
+        // task's n-th wakeup has the same draw whatever became of its
+        // earlier ones (a wakeup that found a resched pending, under one
+        // scheduler and not another, shifts nothing).
+        let bits = self.costs.spread.map(|_| self.spread_draws.next(who));
         let rq = &self.m.rqs[w.cpu];
         if w.had_resched || !rq.need_resched {
             return;
         }
         let c = &self.costs;
         let remote = w.cpu != w.from;
-        let mut at = self.m.now + c.wakeup;
+        let mut delay = c.wakeup;
         if w.was_idle {
-            at += c.idle_exit;
+            delay += c.idle_exit;
         }
         if remote {
-            at += c.ipi;
+            delay += c.ipi;
         }
+        if let (Some(spread), Some(bits)) = (&c.spread, bits) {
+            delay = spread.scale(delay, bits);
+        }
+        let mut at = self.m.now + delay;
         let lazy_class = self.classes.get_ref(class).lazy_resched();
         if c.lazy && remote && !w.was_idle && lazy_class {
             at = at.max(self.next_tick_of(w.cpu));

@@ -107,6 +107,8 @@ pub struct Simulator {
     cs_cost: Ns,
     mig_cost: Ns,
     costs: latency::WakeCosts,
+    /// How many delays each task and CPU has drawn (latency.rs).
+    spread_draws: latency::SpreadDraws,
     /// Sleep timers with slack, per CPU (hrtimer.rs).
     slack_timers: hrtimer::SlackTimers,
     tick_mode: nohz::TickMode,
@@ -274,6 +276,7 @@ impl Simulator {
             cs_cost: tunables.get("context_switch_ns").unwrap_or(0) as Ns,
             mig_cost: tunables.get("migration_ns").unwrap_or(0) as Ns,
             costs: latency::WakeCosts::from_tunables(&tunables),
+            spread_draws: latency::SpreadDraws::new(cfg.seed),
             slack_timers: hrtimer::SlackTimers::new(cfg.cpus),
             tick_mode: nohz::TickMode::from_tunable(tunables.get("nohz")),
             smt_pct: tunables.get("smt_speed_pct").unwrap_or(100).clamp(1, 100) as u64,
