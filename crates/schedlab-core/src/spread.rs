@@ -31,12 +31,17 @@ const MAX_FACTOR_LOG2: i64 = 6;
 fn log2_q16(x: u64) -> i64 {
     debug_assert!(x > 0);
     let int = 63 - i64::from(x.max(1).leading_zeros());
-    // The mantissa in [1, 2) as Q62 (below 2^63, so its square fits u128).
-    let mut y = u128::from(x) << (62 - int);
+    // The mantissa in [1, 2) as Q31 (below 2^32, so its square fits u64;
+    // the bits below 2^-31 of a larger x do not reach a Q16 result).
+    let mut y = if int >= 31 {
+        x >> (int - 31)
+    } else {
+        x << (31 - int)
+    };
     let mut frac = 0i64;
     for bit in (0..16).rev() {
-        y = (y * y) >> 62;
-        if y >= 1 << 63 {
+        y = (y * y) >> 31;
+        if y >= 1 << 32 {
             y >>= 1;
             frac |= 1 << bit;
         }
@@ -49,9 +54,9 @@ fn log2_q16(x: u64) -> i64 {
 pub struct Spread {
     /// The exponent s = log₉ r, Q16.
     shape: i64,
-    /// 2^(2^−k) in Q32 for k = 1..=16: 2^f for a Q16 fraction f is the
-    /// product of those whose bit is set.
-    roots: [u128; 16],
+    /// 2^(2^−k) in Q30 for k = 1..=16: 2^f for a Q16 fraction f is the
+    /// product of those whose bit is set (Q30: two such fit u64).
+    roots: [u64; 16],
 }
 
 impl Spread {
@@ -63,11 +68,11 @@ impl Spread {
         }
         let log2_r = log2_q16(p90_pct) - log2_q16(100);
         let shape = log2_r * ONE / log2_q16(9);
-        let mut roots = [0u128; 16];
-        let mut prev: u128 = 2 << 64; // 2 in Q64: its root is √2 in Q32
+        let mut roots = [0u64; 16];
+        let mut prev: u64 = 2 << 60; // 2 in Q60: its root is √2 in Q30
         for r in roots.iter_mut() {
             *r = prev.isqrt();
-            prev = *r << 32;
+            prev = *r << 30;
         }
         Some(Spread { shape, roots })
     }
@@ -76,19 +81,18 @@ impl Spread {
     fn exp2_q16(&self, e: i64) -> u64 {
         let int = e >> 16; // floor
         let frac = e & 0xffff;
-        let mut r: u128 = 1 << 32;
+        let mut r: u64 = 1 << 30;
         for (k, root) in self.roots.iter().enumerate() {
             if frac & (1 << (15 - k)) != 0 {
-                r = (r * root) >> 32;
+                r = (r * root) >> 30;
             }
         }
-        // r in [1, 2) as Q32; scale by 2^int and return Q16.
-        let q16 = if int >= -16 {
-            (r << (int + 16)) >> 32
+        // r in [1, 2) as Q30; scale by 2^int (int ≤ 6) and return Q16.
+        if int >= -16 {
+            (r << (int + 16)) >> 30
         } else {
             0
-        };
-        q16 as u64
+        }
     }
 
     /// One factor in Q16 (65536 = the median), from 64 random bits.
@@ -117,6 +121,20 @@ mod tests {
         // log2(9) = 3.169925: Q16 207,744.6 (truncated).
         assert!((log2_q16(9) - 207_744).abs() <= 1, "{}", log2_q16(9));
         assert!((log2_q16(100) - 435_411).abs() <= 1, "{}", log2_q16(100));
+    }
+
+    #[test]
+    fn log2_agrees_with_floating_point_over_the_draws_range() {
+        let mut rng = Rng::new(11);
+        let xs = (1..2000u64).chain((0..20_000).map(|_| 1 + rng.below((1 << 32) - 1)));
+        for x in xs {
+            let want = ((x as f64).log2() * 65536.0).floor() as i64;
+            assert!(
+                (log2_q16(x) - want).abs() <= 1,
+                "{x}: {} vs {want}",
+                log2_q16(x)
+            );
+        }
     }
 
     #[test]
