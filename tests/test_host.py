@@ -660,6 +660,12 @@ def test_the_tick_phase_puts_the_simulated_ticks_on_the_hosts_jiffy_grid():
     assert sim_tunables({"tick_phase_ns": 7}, {"wakeup_ns": 1}) == {"wakeup_ns": 1, "tick_phase_ns": 7}
     assert sim_tunables({"tick_phase_ns": 7}, {"tick_phase_ns": 2}) == {"tick_phase_ns": 2}
     assert sim_tunables({"tick_phase_ns": None}) == {}
+    # The run's other load becomes one unpinned noise thread of the same rate and CPU per run;
+    # a profile's own noise wins.
+    busy = {"tick_phase_ns": None, "duration_ns": 3_000_000_000, "other_load": {"runs": 60, "cpu_ms": 6.0}}
+    assert sim_tunables(busy) == {"noise_interval_us": 49_900, "noise_runtime_us": 100, "noise_per_cpu": 0}
+    assert sim_tunables(busy, {"noise_interval_us": 5}) == {"noise_interval_us": 5}
+    assert sim_tunables({**busy, "other_load": {"runs": 0, "cpu_ms": 0.0}}) == {}
 
 
 @needs_root

@@ -64,6 +64,14 @@ const BASE_TUNABLES: &[Tunable] = &[
         unit: "us",
         doc: "OS noise: CPU time each noise wakeup takes",
     },
+    Tunable {
+        name: "noise_per_cpu",
+        default: 1,
+        min: 0,
+        max: 1,
+        unit: "",
+        doc: "OS noise: 1 = one thread pinned to each CPU (per-CPU kernel threads); 0 = one unpinned thread for the whole machine, placed by the scheduler like any task (a host's background daemon; schedlab fidelity replays each host run's other load this way)",
+    },
 ];
 
 /// Everything that defines a run besides the workload. This struct is the

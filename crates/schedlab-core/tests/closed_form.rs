@@ -109,6 +109,32 @@ fn os_noise_threads() {
         );
         assert_eq!(t.migrations, 0);
     }
+    // `noise_per_cpu` 0: one unpinned thread for the machine, the same CPU
+    // per wakeup, placed by the scheduler; the hogs it preempts show it.
+    let mut c = cfg("eevdf", 2);
+    c.set = vec![
+        ("noise_interval_us".into(), 10_000),
+        ("noise_runtime_us".into(), 50),
+        ("noise_per_cpu".into(), 0),
+    ];
+    let r = run(&hogs(2, 10), c);
+    let noise: Vec<_> = r
+        .metrics
+        .tasks
+        .iter()
+        .filter(|t| t.name.starts_with("noise"))
+        .collect();
+    assert_eq!(noise.len(), 1);
+    assert_eq!(noise[0].name, "noise");
+    assert!((noise[0].cpu_time_us / 50_000.0 - 1.0).abs() < 0.1);
+    let preempted: u64 = r
+        .metrics
+        .tasks
+        .iter()
+        .filter(|t| t.task == "hog")
+        .map(|t| t.nivcsw)
+        .sum();
+    assert!(preempted >= 900, "{preempted}");
 }
 
 /// Task groups with shares 2048 and 512 split a CPU 0.8 / 0.2 (linux-cfs.md §8).

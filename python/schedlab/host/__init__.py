@@ -266,10 +266,23 @@ def tick_grid(info: Dict[str, Any]) -> Optional[Tuple[int, int]]:
 
 def sim_tunables(info: Dict[str, Any], tunables: Optional[Dict[str, int]] = None) -> Dict[str, int]:
     """Tunables for simulating what a host run measured: `tunables` (a machine profile's, say)
-    with the run's tick phase unless they set one."""
+    with the run's tick phase and the run's other load unless they set them.
+
+    The other load (every thread outside the workload that ran during the run: the VM's agent,
+    kworkers, the runner itself) is replayed as the simulator's OS noise, one unpinned thread
+    (``noise_per_cpu`` 0) that wakes as often as those threads ran and takes as much CPU each
+    time, on average: on the 2-vCPU host they preempted a lone hog 70-80 times in 3 s, which the
+    simulator, quiet by default, could not show (docs/model.md, "OS noise")."""
     out = dict(tunables or {})
     if info.get("tick_phase_ns") is not None:
         out.setdefault("tick_phase_ns", info["tick_phase_ns"])
+    other, dur = info.get("other_load") or {}, info.get("duration_ns")
+    runs = int(other.get("runs") or 0)
+    if runs > 0 and dur and "noise_interval_us" not in out:
+        runtime_us = min(100_000, max(1, round(float(other.get("cpu_ms") or 0) * 1000 / runs)))
+        out["noise_interval_us"] = min(10_000_000, max(1, round(dur / 1000 / runs) - runtime_us))
+        out["noise_runtime_us"] = runtime_us
+        out["noise_per_cpu"] = 0
     return out
 
 

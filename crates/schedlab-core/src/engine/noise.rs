@@ -21,8 +21,18 @@ pub(crate) fn add_noise_threads(wl: &mut Workload, tunables: &TunableSet, cpus: 
         return;
     }
     let runtime = tunables.get("noise_runtime_us").unwrap_or(20).max(1) as Ns * 1_000;
-    for cpu in 0..cpus {
-        let name = format!("noise/{cpu}");
+    // One pinned thread per CPU, or one the scheduler places (a daemon that
+    // wanders: on the 2-vCPU host the busiest background thread woke ~17
+    // times a second on whichever CPU it last ran, docs/model.md "OS noise").
+    let pinned = tunables.get("noise_per_cpu").unwrap_or(1) != 0;
+    let threads: Vec<(String, Option<Vec<usize>>)> = if pinned {
+        (0..cpus)
+            .map(|cpu| (format!("noise/{cpu}"), Some(vec![cpu])))
+            .collect()
+    } else {
+        vec![("noise".to_string(), None)]
+    };
+    for (name, cpus) in threads {
         wl.tasks.push(TaskDef {
             name: name.clone(),
             instances: 1,
@@ -30,7 +40,7 @@ pub(crate) fn add_noise_threads(wl: &mut Workload, tunables: &TunableSet, cpus: 
             loops: None,
             process: "[noise]".into(),
             attrs: Attrs {
-                cpus: Some(vec![cpu]),
+                cpus,
                 ..Attrs::default()
             },
             phases: vec![Phase {
