@@ -6,7 +6,9 @@ p90/p99 within 25 % (latencies judged only for tasks that wake often, 100 times 
 migrations within a factor of 2 and, with 8 or more CPUs, Jain's index within 1 %. A host figure
 withheld as unreliable (host/reconcile.py) or not measured is reported as such and not judged.
 The simulator's jiffy grid is put where the host run's was (``tick_phase_ns``, host.tick_phase):
-which wakeups wait for a tick depends on it.
+which wakeups wait for a tick depends on it. The host run's other load (threads outside the
+workload, from its trace) is replayed as one unpinned noise thread of the same rate and CPU time
+(host.sim_tunables): the host's background preempts its hogs, and a quiet simulator cannot.
 
 Instances of one task object (``instance: n``, named ``name-0`` ... ``name-(n-1)``) are the same
 task; which of them lands beside which other task is decided by fork order and timing, differently
