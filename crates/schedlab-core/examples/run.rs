@@ -4,7 +4,7 @@
 //! `SCHEDLAB_REPEAT` (run N times, print the last: for profilers) and
 //! `SCHEDLAB_PERFETTO=PATH` (also write the trace there as Perfetto) and
 //! `SCHEDLAB_TRACE_ONLY` (record the trace, print the metrics: the cost of
-//! recording alone).
+//! recording alone) and `SCHEDLAB_SET=name=value,...` (tunables).
 use schedlab_core::config::SimConfig;
 
 fn main() {
@@ -29,6 +29,16 @@ fn main() {
         hz: env_num("SCHEDLAB_HZ").unwrap_or(defaults.hz),
         ..defaults
     };
+    let mut cfg = cfg;
+    for kv in std::env::var("SCHEDLAB_SET").unwrap_or_default().split(',') {
+        if let Some((k, v)) = kv.split_once('=') {
+            let Ok(v) = v.parse::<i64>() else {
+                eprintln!("SCHEDLAB_SET: {kv}: expected name=integer");
+                std::process::exit(2)
+            };
+            cfg.set.push((k.to_string(), v));
+        }
+    }
     for _ in 1..env_num("SCHEDLAB_REPEAT").unwrap_or(1) {
         let _ = schedlab_core::simulate(path, &text, cfg.clone());
     }
