@@ -137,6 +137,25 @@ fn a_remote_wakeup_pays_the_ipi() {
     );
 }
 
+/// A drawn delay shorter than the IPI's nominal flight (a wide spread, a
+/// long IPI): the preempted task is not stalled, it runs until the switch.
+/// The fuzzer's first run with the spread found `at − (now + ipi)`
+/// underflowing there (2026-11-26).
+#[test]
+fn a_drawn_delay_shorter_than_the_ipi_stalls_nothing() {
+    let wide = [
+        ("wakeup_ns", 1_000),
+        ("ipi_ns", 100_000),
+        ("wakeup_spread_pct", 1000),
+    ];
+    let r = run(REMOTE, costs("eevdf", 2, &wide));
+    let (w, hog) = (task(&r, "wakee"), task(&r, "hog"));
+    assert!(w.wakeups > 100, "{}", w.wakeups);
+    assert!(w.wakeup_latency_min_us < 100.0, "{w:?}");
+    // CPU 1 is always busy: the hog gets what the wakee does not.
+    assert!(hog.cpu_time_us + w.cpu_time_us > 990_000.0, "{hog:?}");
+}
+
 #[test]
 fn lazy_preemption_of_a_remote_busy_cpu_waits_for_its_tick() {
     let full = run(REMOTE, costs("eevdf", 2, &[("preempt_model", 2)]));

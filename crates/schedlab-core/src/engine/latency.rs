@@ -309,8 +309,10 @@ impl Simulator {
         let Some(Busy::Work(_)) = self.m.tasks[t].prog.busy else {
             return;
         };
-        let user_until = self.m.now + ipi;
-        if self.m.rqs[cpu].seg_end.is_some_and(|end| end <= user_until) {
+        // A drawn delay (`wakeup_spread_pct`) can be shorter than the IPI's
+        // nominal flight: then the task runs until the switch, unstalled.
+        let user_until = (self.m.now + ipi).min(at);
+        if at == user_until || self.m.rqs[cpu].seg_end.is_some_and(|end| end <= user_until) {
             return;
         }
         self.settle(cpu);
