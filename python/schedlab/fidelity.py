@@ -303,18 +303,22 @@ def fidelity(seconds: int = 3, machine: Optional[str] = None, only: Optional[Lis
             path = os.path.join(tmp, f"{name}.json")
             with open(path, "w", encoding="utf-8") as f:
                 json.dump(build(seconds, ncpu), f)
-            per_run, phases = [], []
+            per_run, phases, background = [], [], []
             for k in range(host_runs):
                 tag = f" ({k + 1}/{host_runs})" if host_runs > 1 else ""
                 log(f"fidelity: {name} on the host{tag}")
                 res, info = host.run(path)
                 sched = matching_scheduler()
                 log(f"fidelity: {name} in the simulator ({sched}){tag}")
-                sim = simulate(path, sched, ncpu, hz=info.get("hz") or 250, **topo,
-                               set=host.sim_tunables(info, tun))
+                sim_tun = host.sim_tunables(info, tun)
+                sim = simulate(path, sched, ncpu, hz=info.get("hz") or 250, **topo, set=sim_tun)
                 per_run.append(compare_run(dict(sim.metrics), dict(res.metrics)))
                 phases.append(info.get("tick_phase_ns"))
-            w = {"about": about, "scheduler": sched, "tick_phase_ns": phases[0], **merge_runs(per_run)}
+                background.append({k: sim_tun[k] for k in ("noise_interval_us", "noise_runtime_us",
+                                                           "noise_per_cpu") if k in sim_tun}
+                                  if "noise_interval_us" not in tun else {})
+            w = {"about": about, "scheduler": sched, "tick_phase_ns": phases[0], **merge_runs(per_run),
+                 "background": background}
             if host_runs > 1:
                 w["tick_phases_ns"] = phases
                 w["per_run"] = per_run
@@ -375,6 +379,12 @@ def table(f: Dict[str, Any]) -> str:
             ok += j["ok"] is True
             miss += j["ok"] is False
         lines += _layout_lines(w.get("layout") or {})
+        bg = w.get("background") or []
+        if any(bg):
+            lines.append("  simulated with the host's other load as OS noise: " + " / ".join(
+                (f"every {b['noise_interval_us'] / 1000:g} ms for {b['noise_runtime_us']} us"
+                 + (" (one unpinned thread)" if b.get("noise_per_cpu") == 0 else " (per CPU)"))
+                if b else "none" for b in bg))
         if "tick_phases_ns" in w:
             lines.append(f"  judged figures whose host range alone is wider than their tolerance: {wide}")
             unsteady += wide
