@@ -104,10 +104,11 @@ def _add_run(sub) -> None:
                    help="a machine profile from 'schedlab calibrate': its HZ and wakeup-path tunables "
                         "(--hz and --set still win)")
     r.add_argument("--zero-costs", action="store_true",
-                   help="no wakeup-path costs (timer slack, wakeup, idle exit, IPI): closed-form runs")
+                   help="no wakeup-path costs (timer slack and jitter, wakeup, idle exit, IPI, their "
+                        "spread, the switch): closed-form runs")
     r.add_argument("--duration", help="override global.duration: seconds or 500ms, 2s, ...")
     r.add_argument("--seed", type=_nonneg, default=0,
-                   help="seed of the run's one random number generator (default 0)")
+                   help="seed of the run's random draws (default 0)")
     r.add_argument("--set", action="append", default=[], metavar="K=V", help="set a tunable")
     r.add_argument("--trace", metavar="FILE",
                    help="write a trace: .pftrace (Perfetto) or any other name (ftrace text)")
