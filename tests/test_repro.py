@@ -122,10 +122,11 @@ def test_repro_cfs_lab_simulator_half(tmp_path):
         # 0.31 s over the ideal (docs/model.md, "Wakeup costs"), plus ~20 wakeups that wait for
         # the tick (0.07 s; none before the wakee's vruntime carried its wakeup path). Its CPU
         # time is 5000 x (2 µs of spin + the wakeup path, which the skipped clock update charges
-        # to the wakee, + the switch): the path's median is 8 µs, its mean 8 x 1.128 (spread.rs:
-        # a log-logistic factor with p90 1.8, mean pi*s / sin(pi*s), s = log9 1.8), 74.1 ms in all,
-        # the 5000 draws' mean within +-0.4 ms (one standard deviation).
-        assert abs(row["io_cpu_ms"] - 74.1) < 1.2 and 0.3 < row["io_wall_s"] - row["io_ideal_s"] < 0.42
+        # to the wakee, + the switch): the path's median is 8 µs, its mean 8 x 1.26 (spread.rs: a
+        # log-logistic factor with p90 1.8 x the median and p99 3.5 x the p90; its mean, integrated
+        # numerically, 1.261), 79.5 ms in all; the heavy tail leaves the 5000 draws' mean within
+        # about +-2 ms (one standard deviation).
+        assert abs(row["io_cpu_ms"] - 79.5) < 4 and 0.3 < row["io_wall_s"] - row["io_ideal_s"] < 0.42
 
 
 def test_repro_shootout(tmp_path):
@@ -146,7 +147,7 @@ def test_repro_shootout(tmp_path):
     # SCHED_OTHER probes (§4.5.2): BMQ's boosted probes never wait behind hogs; EEVDF's wait for
     # the tick under 256 hogs (its p99 is tick-bound, ms), CFS's sleeper credit mostly not.
     other = rep["jitter"]["other/256"]
-    assert other["bmq"]["p99"] < 100 and other["eevdf"]["p99"] > 1000
+    assert other["bmq"]["p99"] < 200 and other["eevdf"]["p99"] > 1000
     md = (out / "report.md").read_text()
     assert "Spearman" in md and "| cfs | 959.00 | 2919.00 |" in md
 
@@ -176,8 +177,10 @@ def test_shootout_probes_respond_to_load_as_the_spec_predicts():
         return xs[int(0.99 * len(xs))]
 
     fifo = {s: p99(s, {"policy": "SCHED_FIFO", "priority": 80}) for s in ("cfs", "eevdf", "bmq", "pds", "tt")}
-    assert len(set(fifo.values())) == 1, fifo
-    assert p99("bmq", {}) < 100 < 1000 < p99("eevdf", {})
+    # Equal but for the few wakeups that met another's pending resched (test_repro_shootout).
+    assert max(fifo.values()) - min(fifo.values()) <= 2, fifo
+    # BMQ's: the slack and the wakeup path's tail (p99 up to ~6 x its 20 µs median onto an idle CPU).
+    assert p99("bmq", {}) < 200 < 1000 < p99("eevdf", {})
 
 
 def test_dwcfs_verdicts_follow_the_numbers():

@@ -11,9 +11,12 @@
 //! Why log-logistic: its quantile function is closed-form,
 //! Q(u) = (u / (1 − u))^s, so one uniform draw gives one factor, the
 //! median is exactly 1 (u = ½) and the p90 is 9^s = r, so s = log₉ r; its
-//! tail is heavier than a log-normal's of the same p90, as the host's is
-//! (wakeups beside hogs: p50 7, p90 13, p99 36 µs; onto an idle CPU:
-//! p50 11, p90 21, p99 37–92 µs).
+//! tail is heavier than a log-normal's of the same p90, as the host's is.
+//! The host's is heavier still (wakeups beside hogs: p50 7, p90 13, p99
+//! 36 µs; onto an idle CPU: p50 11, p90 21, p99 37–124 µs: p99 3–5 × p90
+//! where one exponent gives 99^s / 9^s = 1.9 ×), so beyond the p90 the
+//! exponent may be another, t = log₁₁ (p99 / p90): Q(u) = r · (x / 9)^t
+//! for x = u / (1 − u) > 9, continuous at the p90.
 //!
 //! All arithmetic is on integers (Q16 fixed point, the powers of two from
 //! integer square roots): the same seed gives the same factors on every
@@ -54,6 +57,9 @@ fn log2_q16(x: u64) -> i64 {
 pub struct Spread {
     /// The exponent s = log₉ r, Q16.
     shape: i64,
+    /// The exponent beyond the p90, Q16 (`shape` for a plain
+    /// log-logistic).
+    tail: i64,
     /// 2^(2^−k) in Q30 for k = 1..=16: 2^f for a Q16 fraction f is the
     /// product of those whose bit is set (Q30: two such fit u64).
     roots: [u64; 16],
@@ -63,18 +69,29 @@ impl Spread {
     /// The spread whose p90 is `p90_pct` % of its median; None for 0 or
     /// ≤ 100 (no spread: every factor would be 1).
     pub fn from_p90_pct(p90_pct: u64) -> Option<Spread> {
+        Spread::from_pcts(p90_pct, 0)
+    }
+
+    /// The same, with its p99 `p99_pct` % of its p90 (0, or ≤ 100: the
+    /// plain log-logistic's 11^s).
+    pub fn from_pcts(p90_pct: u64, p99_pct: u64) -> Option<Spread> {
         if p90_pct <= 100 {
             return None;
         }
         let log2_r = log2_q16(p90_pct) - log2_q16(100);
         let shape = log2_r * ONE / log2_q16(9);
+        let tail = if p99_pct > 100 {
+            (log2_q16(p99_pct) - log2_q16(100)) * ONE / log2_q16(11)
+        } else {
+            shape
+        };
         let mut roots = [0u64; 16];
         let mut prev: u64 = 2 << 60; // 2 in Q60: its root is √2 in Q30
         for r in roots.iter_mut() {
             *r = prev.isqrt();
             prev = *r << 30;
         }
-        Some(Spread { shape, roots })
+        Some(Spread { shape, tail, roots })
     }
 
     /// 2^(e / 65536) in Q16, e ≤ MAX_FACTOR_LOG2 · 65536.
@@ -99,7 +116,12 @@ impl Spread {
     pub fn factor_q16(&self, bits: u64) -> u64 {
         let u = 1 + ((u128::from(bits) * ((1 << 32) - 1)) >> 64) as u64; // 1 ..= 2^32 − 1
         let logit = log2_q16(u) - log2_q16((1 << 32) - u);
-        let e = (self.shape * logit) >> 16;
+        let nine = log2_q16(9);
+        let e = if logit <= nine {
+            (self.shape * logit) >> 16
+        } else {
+            ((self.shape * nine) >> 16) + ((self.tail * (logit - nine)) >> 16)
+        };
         self.exp2_q16(e.min(MAX_FACTOR_LOG2 * ONE))
     }
 
@@ -174,6 +196,25 @@ mod tests {
             );
             assert!(*v.last().unwrap_or(&0) <= 64 << 16);
         }
+    }
+
+    #[test]
+    fn a_heavier_tail_moves_the_p99_and_keeps_the_body() {
+        let s = Spread::from_pcts(180, 350).expect("a spread");
+        let mut rng = Rng::new(5);
+        let mut v: Vec<u64> = (0..100_000).map(|_| s.factor_q16(rng.next_u64())).collect();
+        v.sort_unstable();
+        let q = |p: f64| v[(p * v.len() as f64) as usize] as f64 / 65536.0;
+        assert!((q(0.5) - 1.0).abs() < 0.02, "p50 {}", q(0.5));
+        assert!((q(0.9) / 1.8 - 1.0).abs() < 0.03, "p90 {}", q(0.9));
+        assert!(
+            (q(0.99) / (1.8 * 3.5) - 1.0).abs() < 0.08,
+            "p99 {}",
+            q(0.99)
+        );
+        // Without the tail's own exponent, p99 is the log-logistic's 99^s.
+        let plain = Spread::from_pcts(180, 0).expect("a spread");
+        assert_eq!(plain.tail, plain.shape);
     }
 
     #[test]

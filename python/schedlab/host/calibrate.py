@@ -27,7 +27,7 @@ CPU expires inside the window, and on a VM a descheduled vCPU can stretch it pas
 ``ipi_ns`` = remote wakeup p50 −
 idle_rt p50 (an upper bound: it includes a write and a read); ``wakeup_spread_pct`` = the mean of
 busy_rt's and idle_rt's traced latency p90/p50 (the simulator draws each delay with that p90 around
-its median); ``timer_jitter_ns`` = 2.5 × (idle_other
+its median) and ``wakeup_tail_pct`` = their mean p99/p90 (its tail); ``timer_jitter_ns`` = 2.5 × (idle_other
 p90 − p50), the width of a uniform delay with that spread; ``noise_interval_us`` and
 ``noise_runtime_us`` from a hog alone on the measuring CPU (``noise``): its involuntary switches per
 second and the CPU time it lost per switch, as the simulator's per-CPU noise thread; HZ from the
@@ -41,7 +41,7 @@ import json
 import os
 import subprocess
 import tempfile
-from typing import Any, Callable, Dict, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
 from .plan import HostError
 
@@ -76,10 +76,10 @@ def _lateness(workload: dict, tmp: str, name: str) -> Dict[str, Any]:
     if not late["count"]:
         raise HostError(f"calibrate: {name}: the sleeper never slept")
     row = _task(res, "s")
-    lat, lat90 = row.get("wakeup_latency_p50_us"), row.get("wakeup_latency_p90_us")
+    ns = {q: (None if row.get(f"wakeup_latency_{q}_us") is None
+              else round(row[f"wakeup_latency_{q}_us"] * 1000)) for q in ("p50", "p90", "p99")}
     return {"p50": int(late["p50"]), "p90": int(late["p90"]),
-            "latency_p50": None if lat is None else round(lat * 1000),
-            "latency_p90": None if lat90 is None else round(lat90 * 1000)}
+            "latency_p50": ns["p50"], "latency_p90": ns["p90"], "latency_p99": ns["p99"]}
 
 
 def _noise(cpu: int, seconds: int, tmp: str) -> Dict[str, float]:
@@ -89,6 +89,26 @@ def _noise(cpu: int, seconds: int, tmp: str) -> Dict[str, float]:
                   tmp, "noise")
     hog = _task(res, "hog")
     return {"nivcsw": float(hog["nivcsw"]), "cpu_us": float(hog["cpu_time_us"])}
+
+
+SHAPES = (("wakeup_spread_pct", "p90", "p50", 1000), ("wakeup_tail_pct", "p99", "p90", 2000))
+
+
+def latency_ratios(m: Dict[str, Any], hi: str, lo: str) -> List[float]:
+    """Traced latency ``hi``/``lo`` of the FIFO sleepers, busy and idle, where both were measured."""
+    return [m[f"{k}_latency_{hi}_ns"] / m[f"{k}_latency_{lo}_ns"] for k in ("busy_rt", "idle_rt")
+            if m[f"{k}_latency_{lo}_ns"] and m[f"{k}_latency_{hi}_ns"] is not None]
+
+
+def _delay_shape(m: Dict[str, Any], tun: Dict[str, int], not_measured: Dict[str, str]) -> None:
+    """One shape for the wakeup path's delays (the simulator draws each around its median): the
+    mean p90/p50 and p99/p90 of the two FIFO sleepers' traced latencies, in percent."""
+    for key, hi, lo, top in SHAPES:
+        rs = latency_ratios(m, hi, lo)
+        if rs:
+            tun[key] = min(top, round(100 * sum(rs) / len(rs)))
+        else:
+            not_measured[key] = "both sleepers' traces were withheld as unreliable"
 
 
 def calibrate(seconds: int = 3, log: Callable[[str], None] = lambda s: None) -> Dict[str, Any]:
@@ -110,6 +130,7 @@ def calibrate(seconds: int = 3, log: Callable[[str], None] = lambda s: None) -> 
             m[f"{name}_lateness_p90_ns"] = late["p90"]
             m[f"{name}_latency_p50_ns"] = late["latency_p50"]
             m[f"{name}_latency_p90_ns"] = late["latency_p90"]
+            m[f"{name}_latency_p99_ns"] = late["latency_p99"]
             if late["latency_p50"] is not None:
                 m[f"{name}_late_beyond_latency_ns"] = late["p50"] - late["latency_p50"]
         log(f"calibrate: noise ({seconds:g} s, a hog alone on CPU {cpu})")
@@ -158,14 +179,7 @@ def calibrate(seconds: int = 3, log: Callable[[str], None] = lambda s: None) -> 
         "timer_jitter_ns": max(0, round(2.5 * (m["idle_other_lateness_p90_ns"]
                                                - m["idle_other_lateness_p50_ns"]))),
     }
-    ratios = [m[f"{k}_latency_p90_ns"] / m[f"{k}_latency_p50_ns"] for k in ("busy_rt", "idle_rt")
-              if m[f"{k}_latency_p50_ns"] and m[f"{k}_latency_p90_ns"] is not None]
-    if ratios:
-        # One shape for the wakeup path's delays (the simulator draws each around its median):
-        # the mean p90/p50 of the two FIFO sleepers' traced latencies, busy and idle.
-        tun["wakeup_spread_pct"] = min(1000, round(100 * sum(ratios) / len(ratios)))
-    else:
-        not_measured["wakeup_spread_pct"] = "both sleepers' traces were withheld as unreliable"
+    _delay_shape(m, tun, not_measured)
     if m["noise_hog_nivcsw"] > 0:
         # Each interruption: a noise thread's wakeup (the simulator's per-CPU daemon, engine/noise.rs)
         # taking what the hog lost, on average; its gap is the rest of the cycle.
