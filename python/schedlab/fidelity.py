@@ -310,13 +310,12 @@ def fidelity(seconds: int = 3, machine: Optional[str] = None, only: Optional[Lis
                 res, info = host.run(path)
                 sched = matching_scheduler()
                 log(f"fidelity: {name} in the simulator ({sched}){tag}")
-                sim_tun = host.sim_tunables(info, tun)
-                sim = simulate(path, sched, ncpu, hz=info.get("hz") or 250, **topo, set=sim_tun)
+                sim = simulate(path, sched, ncpu, hz=info.get("hz") or 250, **topo,
+                               set=host.sim_tunables(info, tun))
                 per_run.append(compare_run(dict(sim.metrics), dict(res.metrics)))
                 phases.append(info.get("tick_phase_ns"))
-                background.append({k: sim_tun[k] for k in ("noise_interval_us", "noise_runtime_us",
-                                                           "noise_per_cpu") if k in sim_tun}
-                                  if "noise_interval_us" not in tun else {})
+                # What sim_tunables replayed (a profile's own noise wins over it).
+                background.append({} if "noise_interval_us" in tun else host.background_noise(info))
             w = {"about": about, "scheduler": sched, "tick_phase_ns": phases[0], **merge_runs(per_run),
                  "background": background}
             if host_runs > 1:
@@ -381,10 +380,9 @@ def table(f: Dict[str, Any]) -> str:
         lines += _layout_lines(w.get("layout") or {})
         bg = w.get("background") or []
         if any(bg):
-            lines.append("  simulated with the host's other load as OS noise: " + " / ".join(
-                (f"every {b['noise_interval_us'] / 1000:g} ms for {b['noise_runtime_us']} us"
-                 + (" (one unpinned thread)" if b.get("noise_per_cpu") == 0 else " (per CPU)"))
-                if b else "none" for b in bg))
+            runs = " / ".join(f"every {b['noise_interval_us'] / 1000:g} ms for {b['noise_runtime_us']} us"
+                              if b else "none" for b in bg)
+            lines.append(f"  simulated with the host's other load as OS noise (one unpinned thread): {runs}")
         if "tick_phases_ns" in w:
             lines.append(f"  judged figures whose host range alone is wider than their tolerance: {wide}")
             unsteady += wide

@@ -21,7 +21,7 @@ fn main() {
     let perfetto = std::env::var("SCHEDLAB_PERFETTO").ok();
     let trace_only = std::env::var("SCHEDLAB_TRACE_ONLY").is_ok();
     let defaults = SimConfig::default();
-    let cfg = SimConfig {
+    let mut cfg = SimConfig {
         scheduler: args.get(2).map_or("eevdf", |s| s.as_str()).into(),
         cpus: args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1),
         trace: std::env::var("SCHEDLAB_FTRACE").is_ok() || trace_only || perfetto.is_some(),
@@ -29,7 +29,6 @@ fn main() {
         hz: env_num("SCHEDLAB_HZ").unwrap_or(defaults.hz),
         ..defaults
     };
-    let mut cfg = cfg;
     for kv in std::env::var("SCHEDLAB_SET").unwrap_or_default().split(',') {
         if let Some((k, v)) = kv.split_once('=') {
             let Ok(v) = v.parse::<i64>() else {

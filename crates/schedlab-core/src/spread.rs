@@ -68,14 +68,10 @@ pub struct Spread {
 }
 
 impl Spread {
-    /// The spread whose p90 is `p90_pct` % of its median; None for 0 or
-    /// ≤ 100 (no spread: every factor would be 1).
-    pub fn from_p90_pct(p90_pct: u64) -> Option<Spread> {
-        Spread::from_pcts(p90_pct, 0)
-    }
-
-    /// The same, with its p99 `p99_pct` % of its p90 (0, or ≤ 100: the
-    /// plain log-logistic's 11^s).
+    /// The spread whose p90 is `p90_pct` % of its median and whose p99 is
+    /// `p99_pct` % of its p90 (0, or ≤ 100: the plain log-logistic's
+    /// 11^s); None for a `p90_pct` of 0 or ≤ 100 (no spread: every factor
+    /// would be 1).
     pub fn from_pcts(p90_pct: u64, p99_pct: u64) -> Option<Spread> {
         if p90_pct <= 100 {
             return None;
@@ -163,7 +159,7 @@ mod tests {
 
     #[test]
     fn powers_of_two_come_back() {
-        let s = Spread::from_p90_pct(180).expect("a spread");
+        let s = Spread::from_pcts(180, 0).expect("a spread");
         assert_eq!(s.exp2_q16(0), 1 << 16);
         assert_eq!(s.exp2_q16(3 << 16), 8 << 16);
         assert_eq!(s.exp2_q16(-(1 << 16)), 1 << 15);
@@ -173,14 +169,14 @@ mod tests {
 
     #[test]
     fn no_spread_at_or_below_the_median() {
-        assert!(Spread::from_p90_pct(0).is_none());
-        assert!(Spread::from_p90_pct(100).is_none());
+        assert!(Spread::from_pcts(0, 0).is_none());
+        assert!(Spread::from_pcts(100, 0).is_none());
     }
 
     #[test]
     fn drawn_factors_have_the_asked_median_and_p90() {
         for pct in [150u64, 180, 300] {
-            let s = Spread::from_p90_pct(pct).expect("a spread");
+            let s = Spread::from_pcts(pct, 0).expect("a spread");
             let mut rng = Rng::new(7);
             let mut v: Vec<u64> = (0..40_000).map(|_| s.factor_q16(rng.next_u64())).collect();
             v.sort_unstable();
@@ -221,7 +217,7 @@ mod tests {
 
     #[test]
     fn same_seed_same_factors() {
-        let s = Spread::from_p90_pct(180).expect("a spread");
+        let s = Spread::from_pcts(180, 0).expect("a spread");
         let (mut a, mut b) = (Rng::new(3), Rng::new(3));
         let x: Vec<u64> = (0..100).map(|_| s.scale(8_000, a.next_u64())).collect();
         let y: Vec<u64> = (0..100).map(|_| s.scale(8_000, b.next_u64())).collect();

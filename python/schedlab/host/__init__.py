@@ -264,25 +264,29 @@ def tick_grid(info: Dict[str, Any]) -> Optional[Tuple[int, int]]:
     return (tick_nsec(hz), 0)
 
 
+def background_noise(info: Dict[str, Any]) -> Dict[str, int]:
+    """The run's other load (every thread outside the workload that ran during the run: the VM's
+    agent, kworkers, the runner itself) as the simulator's OS noise: one unpinned thread
+    (``noise_per_cpu`` 0) that wakes as often as those threads ran and takes as much CPU each
+    time, on average; {} where none ran. On the 2-vCPU host they preempted a lone hog 70-80 times
+    in 3 s, which the simulator, quiet by default, could not show (docs/model.md, "OS noise")."""
+    other, dur = info.get("other_load") or {}, info.get("duration_ns")
+    runs = int(other.get("runs") or 0)
+    if runs <= 0 or not dur:
+        return {}
+    runtime_us = min(100_000, max(1, round(float(other.get("cpu_ms") or 0) * 1000 / runs)))
+    return {"noise_interval_us": min(10_000_000, max(1, round(dur / 1000 / runs) - runtime_us)),
+            "noise_runtime_us": runtime_us, "noise_per_cpu": 0}
+
+
 def sim_tunables(info: Dict[str, Any], tunables: Optional[Dict[str, int]] = None) -> Dict[str, int]:
     """Tunables for simulating what a host run measured: `tunables` (a machine profile's, say)
-    with the run's tick phase and the run's other load unless they set them.
-
-    The other load (every thread outside the workload that ran during the run: the VM's agent,
-    kworkers, the runner itself) is replayed as the simulator's OS noise, one unpinned thread
-    (``noise_per_cpu`` 0) that wakes as often as those threads ran and takes as much CPU each
-    time, on average: on the 2-vCPU host they preempted a lone hog 70-80 times in 3 s, which the
-    simulator, quiet by default, could not show (docs/model.md, "OS noise")."""
+    with the run's tick phase and its other load (``background_noise``) unless they set them."""
     out = dict(tunables or {})
     if info.get("tick_phase_ns") is not None:
         out.setdefault("tick_phase_ns", info["tick_phase_ns"])
-    other, dur = info.get("other_load") or {}, info.get("duration_ns")
-    runs = int(other.get("runs") or 0)
-    if runs > 0 and dur and "noise_interval_us" not in out:
-        runtime_us = min(100_000, max(1, round(float(other.get("cpu_ms") or 0) * 1000 / runs)))
-        out["noise_interval_us"] = min(10_000_000, max(1, round(dur / 1000 / runs) - runtime_us))
-        out["noise_runtime_us"] = runtime_us
-        out["noise_per_cpu"] = 0
+    if "noise_interval_us" not in out:
+        out.update(background_noise(info))
     return out
 
 
@@ -430,4 +434,4 @@ def facts() -> Dict[str, Any]:
 
 
 __all__ = ["REPAIRS_KEPT", "HostError", "HostBusy", "run", "make", "facts", "tick_phase", "tick_grid",
-           "sim_tunables"]
+           "background_noise", "sim_tunables"]

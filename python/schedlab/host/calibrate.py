@@ -70,7 +70,7 @@ def _task(res: Any, name: str) -> Dict[str, Any]:
 
 def _lateness(workload: dict, tmp: str, name: str) -> Dict[str, Any]:
     """The sleeper's lateness p50/p90 (its worker's clock) and its traced waking-to-running latency
-    p50 (``latency_p50``: None where the run withheld its trace as unreliable)."""
+    p50/p90/p99 (``latency_p50`` ...: None where the run withheld its trace as unreliable)."""
     res, info = _run(workload, tmp, name)
     late = info["threads"]["s"]["sleep_lateness_ns"]
     if not late["count"]:

@@ -449,10 +449,11 @@ impl Simulator {
 
     /// `wakeup_preempt`: should the current task of `cpu` give way to `t`?
     pub(super) fn wakeup_preempt(&mut self, cpu: CpuId, t: TaskId, flags: WakeFlags) {
+        let ct = self.class_of(t);
         match self.m.rqs[cpu].curr {
             None => self.m.resched(cpu),
             Some(curr) => {
-                let (cc, ct) = (self.class_of(curr), self.class_of(t));
+                let cc = self.class_of(curr);
                 let served = self.server_classes().is_some_and(|(host, served)| {
                     ct == served && self.classes.get_ref(host).server_active(cpu)
                 });
@@ -469,9 +470,7 @@ impl Simulator {
         // "A queue event has occurred, and we're going to schedule": the
         // kernel skips the next `__schedule`'s clock update (the current
         // task, idle included, is queued).
-        if self.m.rqs[cpu].need_resched
-            && self.classes.get_ref(self.class_of(t)).clock_update_skip()
-        {
+        if self.m.rqs[cpu].need_resched && self.classes.get_ref(ct).clock_update_skip() {
             self.m.rqs[cpu].clock_skip_req = Some(self.m.now);
         }
     }

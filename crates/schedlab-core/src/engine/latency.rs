@@ -269,7 +269,7 @@ impl Simulator {
         // task's n-th wakeup has the same draw whatever became of its
         // earlier ones (a wakeup that found a resched pending, under one
         // scheduler and not another, shifts nothing).
-        let bits = self.costs.spread.map(|_| self.spread_draws.next(who));
+        let draw = (self.costs.spread.as_ref()).map(|s| (s, self.spread_draws.next(who)));
         let rq = &self.m.rqs[w.cpu];
         if w.had_resched || !rq.need_resched {
             return;
@@ -283,7 +283,7 @@ impl Simulator {
         if remote {
             delay += c.ipi;
         }
-        if let (Some(spread), Some(bits)) = (&c.spread, bits) {
+        if let Some((spread, bits)) = draw {
             delay = spread.scale(delay, bits);
         }
         let mut at = self.m.now + delay;
