@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # The 16-CPU host references of issue 13, in one unattended run (made for a lent 16-core Linux 6.18
 # machine that runs only prebuilt files: the native module and the worker are built beforehand and
-# carried; nothing here compiles). Writes into OUTDIR (default: $OUT, else ./out/ref16):
+# carried; nothing here compiles). Writes into OUTDIR (default: $OUT, else ./out/ref16), at most 8
+# files (what such a machine hands back):
 #   log.txt          every step's output (tables, warnings, timings)
-#   facts.json       uname, topology, the host runner's facts
 #   refs.json        `schedlab fidelity` of issue 13's two 16-CPU workloads (examples/fidelity/), 3 host runs
-#   suite.json       `schedlab fidelity` of the fixed suite sized for this machine
-#   host-sleepers.json, trace.txt.xz   one traced host run of the 32 sleepers (missing-record analysis)
+#   suite.json       `schedlab fidelity` of the fixed suite sized for this machine, 2 host runs
+#   hosts.tar.xz     (.gz without xz) refs/ and suite/: every host run above saved by --save-host (with facts.json),
+#                    to be judged again anywhere by `schedlab fidelity --host-from DIR`
 #   profile.json     `schedlab calibrate` of this machine
-#   refs-profile.json the two workloads again, simulated with that profile (1 host run)
-# Steps are independent (each under `timeout`), so one that fails leaves the others' results.
+#   host-sleepers.json, trace.txt.xz   one traced host run of the 32 sleepers
+# Steps are independent (each under `timeout`), ordered by worth, so one that fails or a run cut
+# short leaves the earlier ones' results.
 # Usage: bash scripts/ref16.sh [OUTDIR]   (root; PYTHON defaults to python3; NO_BENCH=1 skips benchmarks)
 set -u
 cd "$(dirname "$0")/.."
@@ -19,6 +21,7 @@ PY=${PYTHON:-python3}
 export PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1
 LOG=$OUTDIR/log.txt
 T0=$(date +%s)
+SAVED=$(mktemp -d)
 
 step() {  # step NAME SECONDS CMD...: run CMD under a time limit, log its output and its time
     local name=$1 limit=$2 t rc
@@ -29,33 +32,32 @@ step() {  # step NAME SECONDS CMD...: run CMD under a time limit, log its output
     rc=$?
     echo "=== $name: rc=$rc in $(($(date +%s) - t))s" >>"$LOG"
 }
+pack() {  # the saved host runs so far, as one file
+    tar -C "$SAVED" -cJf "$OUTDIR/hosts.tar.xz" . 2>>"$LOG" ||
+        { rm -f "$OUTDIR/hosts.tar.xz"; tar -C "$SAVED" -czf "$OUTDIR/hosts.tar.gz" . 2>>"$LOG"; }
+}
 
 SL=("$PY" -m schedlab)
 
 step facts 30 bash -c "uname -a; nproc; lscpu || true; cat /proc/cmdline; cat /proc/loadavg;
-  mount | grep -E 'cgroup|tracefs|debugfs' || true; $PY -V;
-  $PY -c 'import json; from schedlab import host; print(json.dumps(host.facts(), indent=1))' > '$OUTDIR/facts.json';
-  cat '$OUTDIR/facts.json'"
+  mount | grep -E 'cgroup|tracefs|debugfs' || true; $PY -V"
 if uname -r | grep -q '^4\.4\.0'; then
     echo "gVisor (kernel $(uname -r)): no real scheduler to measure; host steps skipped" >>"$LOG"
 else
-    step refs 200 "${SL[@]}" fidelity --workload examples/fidelity/hogs-nice20.json \
-        --workload examples/fidelity/sleepers32.json --host-runs 3 --json "$OUTDIR/refs.json"
-    step suite 120 "${SL[@]}" fidelity --seconds 3 --json "$OUTDIR/suite.json"
-    step traced 60 "${SL[@]}" host run examples/fidelity/sleepers32.json --trace "$OUTDIR/trace.txt" \
+    step refs 150 "${SL[@]}" fidelity --workload examples/fidelity/hogs-nice20.json \
+        --workload examples/fidelity/sleepers32.json --host-runs 3 --json "$OUTDIR/refs.json" \
+        --save-host "$SAVED/refs"
+    pack
+    step suite 150 "${SL[@]}" fidelity --seconds 3 --host-runs 2 --json "$OUTDIR/suite.json" \
+        --save-host "$SAVED/suite"
+    pack
+    step calibrate 60 "${SL[@]}" calibrate --seconds 2 --out "$OUTDIR/profile.json"
+    step traced 40 "${SL[@]}" host run examples/fidelity/sleepers32.json --trace "$OUTDIR/trace.txt" \
         --json "$OUTDIR/host-sleepers.json"
     step compress 30 bash -c "xz -T0 -3 $OUTDIR/trace.txt || gzip -3 $OUTDIR/trace.txt"
-    step calibrate 60 "${SL[@]}" calibrate --seconds 2 --out "$OUTDIR/profile.json"
 fi
 if [ -z "${NO_BENCH:-}" ]; then  # NO_BENCH=1 skips the speed benchmarks
-    step bench 60 "$PY" -m schedlab.bench --repeat 5
     step bench-suite 60 "$PY" -m schedlab.bench --suite --repeat 3
 fi
-if ! uname -r | grep -q '^4\.4\.0'; then
-    step host-tests 200 "$PY" -m pytest -q -p no:cacheprovider tests/test_host.py tests/test_reconcile.py
-fi
-if [ -s "$OUTDIR/profile.json" ]; then
-    step refs-profile 120 "${SL[@]}" fidelity --workload examples/fidelity/hogs-nice20.json \
-        --workload examples/fidelity/sleepers32.json --machine "$OUTDIR/profile.json" --json "$OUTDIR/refs-profile.json"
-fi
+rm -rf "$SAVED"
 echo "=== done at +$(($(date +%s) - T0))s" >>"$LOG"

@@ -507,6 +507,12 @@ def _cmd_fidelity(a: argparse.Namespace) -> int:
     suite = fid.workload_files(a.workload) if a.workload else None
     only = [x for x in (a.only or "").split(",") if x]
     unknown = [x for x in only if x not in (suite or fid.SUITE)]
+    if a.host_from and (a.workload or a.save_host):
+        print("schedlab: error: --host-from: judges saved runs; expected no --workload or --save-host with it",
+              file=sys.stderr)
+        return 2
+    if a.host_from:
+        unknown = []
     if unknown or not 1 <= a.seconds <= 60 or not 1 <= a.host_runs <= 9:
         what = (f"--only: unknown workload {unknown[0]!r}; expected some of: {', '.join(suite or fid.SUITE)}"
                 if unknown else "--seconds: expected 1..60" if not 1 <= a.seconds <= 60
@@ -515,7 +521,7 @@ def _cmd_fidelity(a: argparse.Namespace) -> int:
         return 2
     try:
         f = fid.fidelity(a.seconds, a.machine, only, log=lambda s: print(s, file=sys.stderr),
-                         host_runs=a.host_runs, suite=suite)
+                         host_runs=a.host_runs, suite=suite, save_host=a.save_host, host_from=a.host_from)
     except HostError as e:
         print(f"schedlab: error: {e}", file=sys.stderr)
         return 2

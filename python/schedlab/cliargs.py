@@ -272,6 +272,12 @@ def _add_fidelity(sub) -> None:
                     help="run each workload K times on the host (each with a simulation at that run's tick "
                          "phase) and judge the medians, showing the host's range (1..9, default 1)")
     fi.add_argument("--json", metavar="FILE", help="write every judgement as JSON")
+    fi.add_argument("--save-host", metavar="DIR",
+                    help="also write each host run (workload, metrics, facts) into DIR as a reference that "
+                         "--host-from can judge again later")
+    fi.add_argument("--host-from", metavar="DIR",
+                    help="judge against the host runs saved in DIR by --save-host instead of running the "
+                         "host (no root needed; each workload as it ran there, on that machine's CPUs)")
 
 
 def _add_sweep(sub) -> None:

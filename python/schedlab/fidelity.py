@@ -280,48 +280,120 @@ def workload_files(paths: List[str]) -> Dict[str, Tuple[str, Callable[[int, int]
     return suite
 
 
+HOST_RUN_SCHEMA = "schedlab-host-run/1"
+
+
+def _save_host_run(save_dir: str, name: str, seq: int, about: str, k: int, doc: dict, sched: str,
+                   metrics: dict, info: dict) -> None:
+    """One host run as a replayable reference: the workload as it ran, the simulator model that
+    matches its kernel, its metrics and its facts (tick phase, other load...)."""
+    with open(os.path.join(save_dir, f"{name}-{k + 1}.json"), "w", encoding="utf-8") as f:
+        json.dump({"schema": HOST_RUN_SCHEMA, "workload": name, "seq": seq, "about": about, "doc": doc,
+                   "scheduler": sched,
+                   "metrics": metrics, "info": info}, f, indent=1)
+        f.write("\n")
+
+
+def saved_host_runs(host_from: str) -> Tuple[Dict[str, Any], Dict[str, List[dict]]]:
+    """The machine facts and the host runs (per workload, in run order) that ``--save-host`` wrote
+    into ``host_from``; a missing or foreign file is one ConfigError naming it."""
+    from . import _native
+
+    def load(path: str) -> Any:
+        try:
+            with open(path, encoding="utf-8") as f:
+                return json.load(f)
+        except (OSError, ValueError) as e:
+            raise _native.ConfigError(f"{path}: expected a file written by 'schedlab fidelity --save-host' "
+                                      f"({e})") from None
+
+    facts = load(os.path.join(host_from, "facts.json"))
+    runs: Dict[str, List[Tuple[int, dict]]] = {}
+    for fn in sorted(os.listdir(host_from)):
+        m = re.fullmatch(r"(.+)-(\d+)\.json", fn)
+        if not m:
+            continue
+        rec = load(os.path.join(host_from, fn))
+        if not isinstance(rec, dict) or rec.get("schema") != HOST_RUN_SCHEMA:
+            raise _native.ConfigError(f"{os.path.join(host_from, fn)}: schema: expected {HOST_RUN_SCHEMA!r}")
+        runs.setdefault(rec["workload"], []).append((int(m.group(2)), rec))
+    if not runs or not isinstance(facts, dict) or "cpus" not in facts:
+        raise _native.ConfigError(f"{host_from}: expected facts.json and NAME-K.json host runs written by "
+                                  "'schedlab fidelity --save-host'")
+    # In the order the suite ran them (``seq``), each workload's runs in run order.
+    order = sorted(runs, key=lambda name: (runs[name][0][1].get("seq", 0), name))
+    return facts, {name: [r for _, r in sorted(runs[name], key=lambda x: x[0])] for name in order}
+
+
 def fidelity(seconds: int = 3, machine: Optional[str] = None, only: Optional[List[str]] = None,
              log: Callable[[str], None] = lambda s: None, host_runs: int = 1,
-             suite: Optional[Dict[str, Tuple[str, Callable[[int, int], dict]]]] = None) -> Dict[str, Any]:
+             suite: Optional[Dict[str, Tuple[str, Callable[[int, int], dict]]]] = None,
+             save_host: Optional[str] = None, host_from: Optional[str] = None) -> Dict[str, Any]:
     """Run the suite (the fixed SUITE, or ``suite``: workload_files, whose own durations hold and
     ``seconds`` is None) on the host (root) and in the simulator (``host_runs`` times each, judged
-    by medians); the judgements per workload."""
+    by medians); the judgements per workload. ``save_host``: also write each host run (and the
+    machine's facts) there; ``host_from``: judge against the runs saved so, with no host run (any
+    machine, no root), each workload simulated as its saved document on the saved machine."""
     from . import host
     from .host.probe import matching_scheduler
     from .machine import load
 
     tun = load(machine)[0] if machine else {}
-    facts = host.facts()
+    saved: Dict[str, List[dict]] = {}
+    if host_from:
+        facts, saved = saved_host_runs(host_from)
+    else:
+        facts = host.facts()
+    if save_host:
+        os.makedirs(save_host, exist_ok=True)
+        with open(os.path.join(save_host, "facts.json"), "w", encoding="utf-8") as f:
+            json.dump(facts, f, indent=1)
+            f.write("\n")
     ncpu = len(facts["cpus"])
     topo = sim_topology(facts.get("topology") or {}, ncpu)
-    out: Dict[str, Any] = {"cpus": ncpu, "seconds": None if suite else seconds, "machine": machine,
-                           "host_runs": host_runs, "topology": topo, "workloads": {}}
+    out: Dict[str, Any] = {"cpus": ncpu, "seconds": None if suite or host_from else seconds,
+                           "machine": machine, "host_runs": host_runs, "topology": topo, "workloads": {},
+                           "kernel": facts.get("kernel"), "host_from": host_from}
+    names = list(saved) if host_from else list(suite or SUITE)
     with tempfile.TemporaryDirectory(prefix="schedlab-fidelity-") as tmp:
-        for name, (about, build) in (suite or SUITE).items():
+        for seq, name in enumerate(names):
             if only and name not in only:
                 continue
-            path = os.path.join(tmp, f"{name}.json")
-            with open(path, "w", encoding="utf-8") as f:
-                json.dump(build(seconds, ncpu), f)
+            about = saved[name][0].get("about", name) if host_from else (suite or SUITE)[name][0]
             per_run, phases, background = [], [], []
-            for k in range(host_runs):
-                tag = f" ({k + 1}/{host_runs})" if host_runs > 1 else ""
-                log(f"fidelity: {name} on the host{tag}")
-                res, info = host.run(path)
-                sched = matching_scheduler()
+            for k in range(len(saved[name]) if host_from else host_runs):
+                rec = saved[name][k] if host_from else None
+                doc = rec["doc"] if rec else (suite or SUITE)[name][1](seconds, ncpu)
+                path = os.path.join(tmp, f"{name}.json")
+                with open(path, "w", encoding="utf-8") as f:
+                    json.dump(doc, f)
+                n = len(saved[name]) if host_from else host_runs
+                tag = f" ({k + 1}/{n})" if n > 1 else ""
+                if rec:
+                    metrics, info, sched = rec["metrics"], rec["info"], rec["scheduler"]
+                else:
+                    log(f"fidelity: {name} on the host{tag}")
+                    res, info = host.run(path)
+                    metrics, sched = dict(res.metrics), matching_scheduler()
+                    if save_host:
+                        _save_host_run(save_host, name, seq, about, k, doc, sched, metrics, info)
                 log(f"fidelity: {name} in the simulator ({sched}){tag}")
                 sim = simulate(path, sched, ncpu, hz=info.get("hz") or 250, **topo,
                                set=host.sim_tunables(info, tun))
-                per_run.append(compare_run(dict(sim.metrics), dict(res.metrics)))
+                per_run.append(compare_run(dict(sim.metrics), metrics))
                 phases.append(info.get("tick_phase_ns"))
                 # What sim_tunables replayed (a profile's own noise wins over it).
                 background.append({} if "noise_interval_us" in tun else host.background_noise(info))
+            if not per_run:
+                continue
             w = {"about": about, "scheduler": sched, "tick_phase_ns": phases[0], **merge_runs(per_run),
                  "background": background}
-            if host_runs > 1:
+            if len(per_run) > 1:
                 w["tick_phases_ns"] = phases
                 w["per_run"] = per_run
             out["workloads"][name] = w
+        if host_from:
+            out["host_runs"] = max((len(rs) for rs in saved.values()), default=0)
     return out
 
 
@@ -345,6 +417,7 @@ def table(f: Dict[str, Any]) -> str:
         f" ({topo['cpus_per_llc']} CPUs per LLC)" if topo.get("cpus_per_llc") else "")
     lines = [f"simulator/host on {f['cpus']} CPUs{shape}, {per}"
              + (f", machine profile {f['machine']}" if f["machine"] else "")
+             + (f", host runs saved in {f['host_from']} ({f.get('kernel')})" if f.get("host_from") else "")
              + "; tolerances: CPU time 3 %, ivcsw 10 %, latency p50 50 %, p90/p99 25 % (tasks waking "
              f">= {WAKEUP_HEAVY} times), migrations 2x, Jain 1 % (8+ CPUs)"]
     heads = ["cpu ms", "ivcsw", "lat p50", "lat p90", "lat p99"]
