@@ -650,7 +650,7 @@ def test_a_removed_group_gives_its_rt_runtime_back_at_once(tmp_path):
 
 
 def test_the_tick_phase_puts_the_simulated_ticks_on_the_hosts_jiffy_grid():
-    from schedlab.host import sim_tunables, tick_phase
+    from schedlab.host import proc_other_ms, sim_tunables, tick_phase
 
     # Ticks at multiples of 4 ms (HZ 250) of CLOCK_MONOTONIC: a run starting 1 ms past one
     # sees its first tick 3 ms in.
@@ -668,6 +668,15 @@ def test_the_tick_phase_puts_the_simulated_ticks_on_the_hosts_jiffy_grid():
     assert sim_tunables(busy) == {"noise_interval_us": 49_900, "noise_runtime_us": 100, "noise_per_cpu": 0}
     assert sim_tunables(busy, {"noise_interval_us": 5}) == {"noise_interval_us": 5}
     assert sim_tunables({**busy, "other_load": {"runs": 0, "cpu_ms": 0.0}}) == {}
+    # /proc/stat's figure caps the trace's (a switch-out the trace hid charges a thread for idle
+    # time); a larger one leaves it.
+    hidden = {**busy, "other_load": {"runs": 60, "cpu_ms": 1418.0, "cpu_ms_proc": 6.0}}
+    assert sim_tunables(hidden) == sim_tunables(busy)
+    assert sim_tunables({**busy, "other_load": {"runs": 60, "cpu_ms": 6.0, "cpu_ms_proc": 60.0}}) == sim_tunables(busy)
+    per_cpu = {"cpu_ms": {0: {"busy": 1000.0}, 1: {"busy": 30.0}}}
+    assert proc_other_ms(per_cpu, [{"cpu_time_us": 1_020_000}]) == 10.0
+    assert proc_other_ms(per_cpu, [{"cpu_time_us": 2_000_000}]) == 0.0
+    assert proc_other_ms({}, []) is None
 
 
 @needs_root

@@ -292,7 +292,8 @@ def _cmd_host(a: argparse.Namespace) -> int:
     print(f"kernel {g('kernel')} (HZ {g('hz')}, {g('preempt')}, lockdown {g('lockdown')}, base slice "
           f"{g('base_slice_ns')} ns, knob {g('base_slice_knob')}); {g('backend')}: "
           f"{g('dropped_events')} dropped events, {info['repair_count']} trace repair(s); other load "
-          f"{info['other_load']['cpu_ms']} ms CPU",
+          f"{info['other_load']['cpu_ms']} ms CPU by the trace, "
+          f"{info['other_load'].get('cpu_ms_proc')} ms by /proc/stat",
           file=sys.stderr)
     for name, c in info["crosscheck"].items():
         print(f"  {name}: CPU ms trace/proc {c['cpu_ms'][0]}/{c['cpu_ms'][1]}, vcsw {c['nvcsw'][0]}/"

@@ -316,6 +316,10 @@ def saved_host_runs(host_from: str) -> Tuple[Dict[str, Any], Dict[str, List[dict
         rec = load(os.path.join(host_from, fn))
         if not isinstance(rec, dict) or rec.get("schema") != HOST_RUN_SCHEMA:
             raise _native.ConfigError(f"{os.path.join(host_from, fn)}: schema: expected {HOST_RUN_SCHEMA!r}")
+        other = rec.get("info", {}).get("other_load")
+        if isinstance(other, dict) and "cpu_ms_proc" not in other:  # saved before it was recorded
+            from .host import proc_other_ms
+            other["cpu_ms_proc"] = proc_other_ms(rec["info"], rec["metrics"].get("tasks") or [])
         runs.setdefault(rec["workload"], []).append((int(m.group(2)), rec))
     if not runs or not isinstance(facts, dict) or "cpus" not in facts:
         raise _native.ConfigError(f"{host_from}: expected facts.json and NAME-K.json host runs written by "
