@@ -8,6 +8,7 @@
 #   suite.json       `schedlab fidelity` of the fixed suite sized for this machine, 2 host runs
 #   hosts.tar.xz     (.gz without xz) refs/ and suite/: every host run above saved by --save-host (with facts.json),
 #                    to be judged again anywhere by `schedlab fidelity --host-from DIR`
+#                    (kept in experiments/host-runs/, see its README)
 #   profile.json     `schedlab calibrate` of this machine
 #   host-sleepers.json, trace.txt.xz   one traced host run of the 32 sleepers
 # Steps are independent (each under `timeout`), ordered by worth, so one that fails or a run cut

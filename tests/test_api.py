@@ -249,9 +249,9 @@ def test_timer_jitter_spreads_sleep_cycles_reproducibly():
               if "sched_waking: comm=s " in x]
         return [round((b - a) * 1e9) for a, b in zip(ts[1:], ts[2:])]
 
-    # Whole microseconds (no 3.8 µs switch cost, the wakeup path at its median every time), as
-    # the ftrace text prints them.
-    flat = {"context_switch_ns": 0, "wakeup_spread_pct": 0}
+    # Whole microseconds (no 3.8 µs switch cost, the wakeup path at its median every time, the
+    # whole idle exit rather than a share of it by the idle's length), as the ftrace text prints them.
+    flat = {"context_switch_ns": 0, "wakeup_spread_pct": 0, "idle_exit_ramp_ns": 0}
     base = cycles(set=flat)
     assert len(set(base)) == 1
     jit = cycles(set={"timer_jitter_ns": 20_000, **flat}, seed=3)

@@ -270,3 +270,26 @@ fn project_c_charges_the_switch_time() {
         io.loops_done
     );
 }
+
+#[test]
+fn a_cpu_idle_shorter_than_the_ramp_pays_that_share_of_the_idle_exit() {
+    // A 1 ms sleeper alone on its CPU: each timer wakeup finds its CPU idle
+    // for the sleep plus the slack (1,050 us), a fifth of a 5.25 ms ramp
+    // (engine/latency.rs: idle_exit_ns * idle / ramp); with no ramp, or a
+    // ramp shorter than the idle, the whole exit. The start release finds
+    // a CPU idle since before the run: the whole exit too.
+    let short = SLEEPER.replace(r#""sleep": 5000"#, r#""sleep": 1000"#);
+    let lat = |ramp: i64| {
+        let r = run(&short, costs("eevdf", 1, &[("idle_exit_ramp_ns", ramp)]));
+        let io = task(&r, "io");
+        assert!(io.wakeups > 500, "{}", io.wakeups);
+        (io.wakeup_latency_min_us, io.wakeup_latency_max_us)
+    };
+    let idle = 1_000_000 + SLACK;
+    assert_eq!(
+        lat(5 * idle),
+        (us(WAKEUP + IDLE_EXIT / 5), us(WAKEUP + IDLE_EXIT))
+    );
+    assert_eq!(lat(0), (us(WAKEUP + IDLE_EXIT), us(WAKEUP + IDLE_EXIT)));
+    assert_eq!(lat(idle), (us(WAKEUP + IDLE_EXIT), us(WAKEUP + IDLE_EXIT)));
+}

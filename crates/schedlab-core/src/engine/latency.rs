@@ -21,7 +21,21 @@
 //!   median and whose p99 is the second of its p90 (spread.rs: why that
 //!   distribution; 0 = the median every time).
 //! * Idle exit (`idle_exit_ns`): the target CPU was idle (halted vCPU or a
-//!   C-state) and must wake first.
+//!   C-state) and must wake first. The longer it has been idle, the more of
+//!   it is paid (`idle_exit_ramp_ns`): a CPU idle for `d` pays
+//!   `idle_exit_ns * min(d, ramp) / ramp`. On bare metal this is cpuidle's
+//!   choice of a deeper state for a longer predicted idle
+//!   (drivers/cpuidle/governors/menu.c: the deepest state whose
+//!   `target_residency` fits the time to the next timer; the ramp is a
+//!   continuum of such states, and it uses the idle's actual length, which
+//!   for a timer wakeup is what menu predicts). On the KVM guests measured
+//!   it is the hypervisor's: halt-polling then a deeper host sleep. Traced
+//!   waking-to-running p50 of a sleeper alone on an idle CPU, by its sleep:
+//!   2-vCPU VM 6/7/8/13/18 us at 0.25/0.5/1/2/5 ms; 16-vCPU VM (sleepers of
+//!   `examples/fidelity/sleepers32.json` binned by their CPU's idle time)
+//!   6 us up to 0.6 ms, 7 to 1 ms, 9 to 2 ms, 12 to 5 ms; 23 us at 5 ms
+//!   (`schedlab calibrate`). Default ramp 5 ms: the sleep of calibrate's
+//!   idle sleeper, so the `idle_exit_ns` it measures is the full exit.
 //! * Remote wakeup (`ipi_ns`): the target is not the CPU running
 //!   `try_to_wake_up`; the resched (or wake-list) IPI adds this.
 //! * Preemption model (`preempt_model`): the simulated tasks run user code
@@ -91,6 +105,14 @@ pub const LATENCY_TUNABLES: &[Tunable] = &[
         doc: "extra latency when the target CPU was idle (halted vCPU / C-state exit); measured on a 2-vCPU 6.18 VM: wakeup p50 20 us onto an idle CPU against 8 us onto a busy one",
     },
     Tunable {
+        name: "idle_exit_ramp_ns",
+        default: 5_000_000,
+        min: 0,
+        max: 1_000_000_000,
+        unit: "ns",
+        doc: "a CPU idle for less than this pays that share of idle_exit_ns (idle 1 ms of a 5 ms ramp: a fifth); 0 = the whole exit however short the idle. Traced on 2- and 16-vCPU 6.18 VMs: a sleeper's wakeup onto an idle CPU took 6 us after 0.25 ms of idle, 8-9 after 1-2 ms, 18-23 after 5 ms",
+    },
+    Tunable {
         name: "ipi_ns",
         default: 5_000,
         min: 0,
@@ -140,6 +162,8 @@ pub struct WakeCosts {
     pub timer_jitter: Ns,
     wakeup: Ns,
     idle_exit: Ns,
+    /// Idle length from which the whole `idle_exit` is paid (0: always).
+    idle_exit_ramp: Ns,
     ipi: Ns,
     lazy: bool,
     /// The delays' spread around their medians (None: constant).
@@ -155,10 +179,20 @@ impl WakeCosts {
             timer_jitter: get("timer_jitter_ns"),
             wakeup: get("wakeup_ns"),
             idle_exit: get("idle_exit_ns"),
+            idle_exit_ramp: get("idle_exit_ramp_ns"),
             ipi: get("ipi_ns"),
             lazy: get("preempt_model") == 3,
             spread: Spread::from_pcts(get("wakeup_spread_pct"), get("wakeup_tail_pct")),
         }
+    }
+
+    /// The exit latency of a CPU that has been idle for `idle_for`.
+    pub fn idle_exit_after(&self, idle_for: Ns) -> Ns {
+        if self.idle_exit_ramp == 0 || idle_for >= self.idle_exit_ramp {
+            return self.idle_exit;
+        }
+        // Both factors are at most 10^7 and 10^9 (the tunables' bounds).
+        (self.idle_exit as u128 * idle_for as u128 / self.idle_exit_ramp as u128) as Ns
     }
 
     /// Slack added to a sleep of a task with `policy`.
@@ -225,6 +259,8 @@ pub(crate) struct WakeTarget {
     pub from: CpuId,
     /// The target was idle.
     pub was_idle: bool,
+    /// For how long it had been idle (0 if busy).
+    pub idle_for: Ns,
     /// It already had a resched pending (the wakeup adds no delay then).
     pub had_resched: bool,
 }
@@ -236,7 +272,23 @@ impl Simulator {
             cpu,
             from,
             was_idle: self.m.rqs[cpu].curr.is_none(),
+            idle_for: self.idle_for(cpu),
             had_resched: self.m.rqs[cpu].need_resched,
+        }
+    }
+
+    /// How long `cpu` has been idle (its idle task's `curr_since`); 0 if
+    /// busy. A CPU that has run nothing yet was idle before the run began
+    /// (on the host, the workers sleep until their common start): as long
+    /// as can be.
+    fn idle_for(&self, cpu: CpuId) -> Ns {
+        let rq = &self.m.rqs[cpu];
+        if rq.curr.is_some() {
+            0
+        } else if rq.nr_switches == 0 {
+            Ns::MAX
+        } else {
+            self.m.now.saturating_sub(rq.curr_since)
         }
     }
 
@@ -258,6 +310,7 @@ impl Simulator {
                 cpu,
                 from,
                 was_idle: self.m.rqs[cpu].curr.is_none(),
+                idle_for: self.idle_for(cpu),
                 had_resched: *had_resched,
             };
             self.delay_resched(class, w, Drawer::Cpu(cpu));
@@ -278,7 +331,7 @@ impl Simulator {
         let remote = w.cpu != w.from;
         let mut delay = c.wakeup;
         if w.was_idle {
-            delay += c.idle_exit;
+            delay += c.idle_exit_after(w.idle_for);
         }
         if remote {
             delay += c.ipi;
