@@ -606,6 +606,20 @@ def test_calibrate_writes_a_profile_that_run_and_compare_use(tmp_path):
             assert tun[key] == min(top, round(100 * sum(ratios) / len(ratios))) >= 100
         else:
             assert key in p["not_measured"]
+    # The idle exit's ramp: the short idle sleeper's exit as a share of the whole, kept between the
+    # two sleeps (1 and 5 ms).
+    from schedlab.host.calibrate import _idle_exit_ramp
+
+    if meas["idle_short_rt_latency_p50_ns"] is not None:
+        assert tun["idle_exit_ramp_ns"] == _idle_exit_ramp(meas, tun["wakeup_ns"], tun["idle_exit_ns"])
+        assert 1_000_000 <= tun["idle_exit_ramp_ns"] <= 5_000_000
+    else:
+        assert "idle_exit_ramp_ns" in p["not_measured"]
+    lat = {"idle_short_rt_latency_p50_ns": 11_000}
+    assert _idle_exit_ramp(lat, 8_000, 12_000) == 4_000_000       # 3 of 12 us after 1 ms: a 4 ms ramp
+    assert _idle_exit_ramp(lat, 12_000, 12_000) == 5_000_000      # no shorter exit measured
+    assert _idle_exit_ramp(lat, 1_000, 5_000) == 1_000_000        # the whole exit already at 1 ms
+    assert _idle_exit_ramp({"idle_short_rt_latency_p50_ns": None}, 1, 1) is None
     # The timer jitter is the width of a uniform delay with the sleeper's lateness spread; the OS
     # noise comes from a lone hog's interruptions (or is listed as not measured, none seen).
     assert tun["timer_jitter_ns"] == max(0, round(2.5 * (meas["idle_other_lateness_p90_ns"]

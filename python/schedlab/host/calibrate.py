@@ -9,11 +9,13 @@ threads on one CPU.
 * ``idle_rt``: a SCHED_FIFO sleeper alone on its CPU (no slack): IRQ, wakeup, idle exit, switch.
 * ``busy_rt``: the same beside a hog on that CPU: IRQ, wakeup, preemption, switch.
 * ``idle_other``: a SCHED_OTHER sleeper alone: ``idle_rt`` plus the timer slack.
+* ``idle_short_rt``: ``idle_rt`` sleeping 1 ms instead of 5: a CPU idle that briefly exits sooner.
 * ``pingpong``: two switches and two socket write/read pairs per round trip.
 * ``wakeup``: a write on the first CPU waking a reader blocked on the measuring CPU, idle.
 * ``noise``: a hog alone on the measuring CPU: how often other tasks interrupt it, and for how long.
 
 Tunables: ``context_switch_ns`` = round trip / 2 (an upper bound: it includes the socket calls);
+``idle_exit_ramp_ns`` from idle_short_rt's latency (``_idle_exit_ramp``);
 ``wakeup_ns`` = busy_rt's traced latency p50 and ``idle_exit_ns`` = idle_rt's minus busy_rt's, the
 span the simulator puts between ``sched_waking`` and the switch (and, as the kernel's skipped clock
 update does, charges to the wakee: docs/model.md, "Wakeup costs"). Where a trace was withheld as
@@ -41,13 +43,18 @@ import json
 import os
 import subprocess
 import tempfile
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .plan import HostError
 
 
-def _sleeper(policy: Dict[str, Any], cpu: int, seconds: int, hog: bool) -> dict:
-    tasks: Dict[str, Any] = {"s": {"loop": -1, "cpus": [cpu], "run": 50, "sleep": 5000, **policy}}
+# The sleepers' sleeps (us): the long one's idle CPU pays the whole idle exit (the simulator's
+# default idle_exit_ramp_ns is this long), the short one's a share of it.
+LONG_SLEEP_US, SHORT_SLEEP_US = 5000, 1000
+
+
+def _sleeper(policy: Dict[str, Any], cpu: int, seconds: int, hog: bool, sleep_us: int = LONG_SLEEP_US) -> dict:
+    tasks: Dict[str, Any] = {"s": {"loop": -1, "cpus": [cpu], "run": 50, "sleep": sleep_us, **policy}}
     if hog:
         tasks["hog"] = {"cpus": [cpu], "run": 10_000_000}
     return {"global": {"duration": seconds}, "tasks": tasks}
@@ -111,6 +118,22 @@ def _delay_shape(m: Dict[str, Any], tun: Dict[str, int], not_measured: Dict[str,
             not_measured[key] = "both sleepers' traces were withheld as unreliable"
 
 
+def _idle_exit_ramp(m: Dict[str, Any], wakeup: int, idle_exit: int) -> Optional[int]:
+    """The simulator's ``idle_exit_ramp_ns`` from the idle sleepers: a CPU idle for d < ramp pays
+    idle_exit * d / ramp, so the short sleeper's exit (its traced latency less ``wakeup``) gives
+    ramp = idle_exit * short sleep / that exit, kept between the two sleeps (the long sleeper's
+    exit is the whole one by definition; an exit no shorter than the whole one gives the short
+    sleep, one of 0 or less the long sleep). None where the short sleeper's trace was withheld."""
+    lat = m.get("idle_short_rt_latency_p50_ns")
+    if lat is None:
+        return None
+    short, long = SHORT_SLEEP_US * 1000, LONG_SLEEP_US * 1000
+    exit_short = lat - wakeup
+    if exit_short <= 0:
+        return long
+    return max(short, min(long, round(idle_exit * short / exit_short)))
+
+
 def calibrate(seconds: int = 3, log: Callable[[str], None] = lambda s: None) -> Dict[str, Any]:
     """Measure; returns the profile (not yet written)."""
     from . import facts, worker_path
@@ -123,9 +146,12 @@ def calibrate(seconds: int = 3, log: Callable[[str], None] = lambda s: None) -> 
     fifo = {"policy": "SCHED_FIFO", "priority": 50}
     m: Dict[str, Any] = {"cpu": cpu, "seconds_per_run": seconds}
     with tempfile.TemporaryDirectory(prefix="schedlab-calibrate-") as tmp:
-        for name, pol, hog in (("idle_rt", fifo, False), ("busy_rt", fifo, True), ("idle_other", {}, False)):
+        for name, pol, hog, sleep in (("idle_rt", fifo, False, LONG_SLEEP_US),
+                                      ("busy_rt", fifo, True, LONG_SLEEP_US),
+                                      ("idle_other", {}, False, LONG_SLEEP_US),
+                                      ("idle_short_rt", fifo, False, SHORT_SLEEP_US)):
             log(f"calibrate: {name} ({seconds:g} s on CPU {cpu})")
-            late = _lateness(_sleeper(pol, cpu, seconds, hog), tmp, name)
+            late = _lateness(_sleeper(pol, cpu, seconds, hog, sleep), tmp, name)
             m[f"{name}_lateness_p50_ns"] = late["p50"]
             m[f"{name}_lateness_p90_ns"] = late["p90"]
             m[f"{name}_latency_p50_ns"] = late["latency_p50"]
@@ -180,6 +206,11 @@ def calibrate(seconds: int = 3, log: Callable[[str], None] = lambda s: None) -> 
                                                - m["idle_other_lateness_p50_ns"]))),
     }
     _delay_shape(m, tun, not_measured)
+    ramp = _idle_exit_ramp(m, wakeup, idle_exit)
+    if ramp is None:
+        not_measured["idle_exit_ramp_ns"] = "the short idle sleeper's trace was withheld as unreliable"
+    else:
+        tun["idle_exit_ramp_ns"] = ramp
     if m["noise_hog_nivcsw"] > 0:
         # Each interruption: a noise thread's wakeup (the simulator's per-CPU daemon, engine/noise.rs)
         # taking what the hog lost, on average; its gap is the rest of the cycle.
