@@ -715,6 +715,12 @@ def test_the_tick_phase_puts_the_simulated_ticks_on_the_hosts_jiffy_grid():
     assert sim_tunables(hidden) == sim_tunables(busy)
     larger = {**busy, "other_load": {"runs": 60, "cpu_ms": 6.0, "cpu_ms_proc": 60.0}}
     assert sim_tunables(larger) == sim_tunables(busy)
+    # No one thread ran most of the times (kworkers on every CPU): a thread per CPU at its share of
+    # the rate; one that did (a daemon) or no share recorded: one unpinned thread.
+    many = {**busy, "cpus": [0, 1, 2, 3], "other_load": {"runs": 60, "cpu_ms": 6.0, "top_runs_share": 0.2}}
+    assert sim_tunables(many) == {"noise_interval_us": 199_900, "noise_runtime_us": 100, "noise_per_cpu": 1}
+    one = {**many, "other_load": {**many["other_load"], "top_runs_share": 0.7}}
+    assert sim_tunables(one) == sim_tunables(busy)
     per_cpu = {"cpu_ms": {0: {"busy": 1000.0}, 1: {"busy": 30.0}}}
     assert proc_other_ms(per_cpu, [{"cpu_time_us": 1_020_000}]) == 10.0
     assert proc_other_ms(per_cpu, [{"cpu_time_us": 2_000_000}]) == 0.0

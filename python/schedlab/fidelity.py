@@ -135,7 +135,10 @@ def pair_instances(sim_tasks: List[dict], host_tasks: List[dict]) -> List[Tuple[
             for s, h in zip(sorted(members, key=rank), sorted(hosts, key=rank)):
                 partner[s["name"]] = h
             continue
-        cost = [[_misfit(s, h) for h in hosts] for s in members]
+        # Integer costs (nano-units): identical instances tie exactly, so the first permutation in
+        # order wins on every machine (a float sum's last bit depends on the order of its terms,
+        # and math.log's on the C library: a replay elsewhere paired tied instances differently).
+        cost = [[round(_misfit(s, h) * 1e9) for h in hosts] for s in members]
         best = min(itertools.permutations(range(len(members))),
                    key=lambda p: sum(cost[i][j] for i, j in enumerate(p)))
         for i, j in enumerate(best):
@@ -457,9 +460,14 @@ def table(f: Dict[str, Any]) -> str:
         lines += _layout_lines(w.get("layout") or {})
         bg = w.get("background") or []
         if any(bg):
+            # * marks the runs replayed on every CPU where the runs differ in this.
+            where = ("one unpinned thread" if not any(b.get("noise_per_cpu") for b in bg)
+                     else "a thread per CPU" if all(b.get("noise_per_cpu") for b in bg if b)
+                     else "one unpinned thread, * one per CPU")
             runs = " / ".join(f"every {b['noise_interval_us'] / 1000:g} ms for {b['noise_runtime_us']} us"
+                              + ("*" if b.get("noise_per_cpu") and "*" in where else "")
                               if b else "none" for b in bg)
-            lines.append(f"  simulated with the host's other load as OS noise (one unpinned thread): {runs}")
+            lines.append(f"  simulated with the host's other load as OS noise ({where}): {runs}")
         if "tick_phases_ns" in w:
             lines.append(f"  judged figures whose host range alone is wider than their tolerance: {wide}")
             unsteady += wide

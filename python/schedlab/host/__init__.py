@@ -222,6 +222,9 @@ def _results(res: SimResult, outs: List[str], info: Dict[str, Any]) -> SimResult
         # Times other tasks left a CPU (each ran once before): how often the run was interrupted.
         "runs": sum(t["nvcsw"] + t["nivcsw"] for t in others),
         "top": [(t["name"], round(t["cpu_time_us"] / 1000, 3)) for t in others[:5]]}
+    # One daemon or many threads: the share of those runs by the thread that ran most often.
+    runs = [t["nvcsw"] + t["nivcsw"] for t in others]
+    info["other_load"]["top_runs_share"] = round(max(runs) / sum(runs), 3) if sum(runs) else None
     rows, cross, disagree = reconcile([{**t, "name": tids[t["pid"]]} for t in mine], threads,
                                       m["duration_us"], info["cpu_ms"])
     info["other_load"]["cpu_ms_proc"] = proc_other_ms(info, rows)
@@ -279,11 +282,17 @@ def proc_other_ms(info: Dict[str, Any], tasks: List[Dict[str, Any]]) -> Optional
     return round(max(0.0, busy - sum(float(t.get("cpu_time_us") or 0) for t in tasks) / 1000), 3)
 
 
+# Below this share of the other load's runs by its most frequent thread, that load is replayed
+# as noise on every CPU (background_noise).
+SPREAD_BACKGROUND = 0.5
+
+
 def background_noise(info: Dict[str, Any]) -> Dict[str, int]:
     """The run's other load (every thread outside the workload that ran during the run: the VM's
     agent, kworkers, the runner itself) as the simulator's OS noise: one unpinned thread
     (``noise_per_cpu`` 0) that wakes as often as those threads ran and takes as much CPU each
-    time, on average; {} where none ran. On the 2-vCPU host they preempted a lone hog 70-80 times
+    time, on average, or, where no one thread ran most of those times, one per CPU at that rate
+    shared out; {} where none ran. On the 2-vCPU host they preempted a lone hog 70-80 times
     in 3 s, which the simulator, quiet by default, could not show (docs/model.md, "OS noise").
     Their CPU time is the trace's, capped by /proc/stat's (``cpu_ms_proc``, proc_other_ms)."""
     other, dur = info.get("other_load") or {}, info.get("duration_ns")
@@ -296,8 +305,16 @@ def background_noise(info: Dict[str, Any]) -> Dict[str, int]:
     if other.get("cpu_ms_proc") is not None:
         cpu_ms = min(cpu_ms, float(other["cpu_ms_proc"]))
     runtime_us = min(100_000, max(1, round(cpu_ms * 1000 / runs)))
-    return {"noise_interval_us": min(10_000_000, max(1, round(dur / 1000 / runs) - runtime_us)),
-            "noise_runtime_us": runtime_us, "noise_per_cpu": 0}
+    # Many threads, none running most of the time (kworkers, rcu, daemons on every CPU, as on the
+    # 16-vCPU VM): a pinned noise thread per CPU, each at its share of the rate. One thread that ran
+    # most of the times (the 2-vCPU VM's daemon): one unpinned thread. Runs saved before the share
+    # was recorded get the latter.
+    ncpu = len(info.get("cpus") or []) or 1
+    share = other.get("top_runs_share")
+    per_cpu = ncpu > 1 and share is not None and share < SPREAD_BACKGROUND
+    every = dur * (ncpu if per_cpu else 1) / 1000 / runs
+    return {"noise_interval_us": min(10_000_000, max(1, round(every) - runtime_us)),
+            "noise_runtime_us": runtime_us, "noise_per_cpu": int(per_cpu)}
 
 
 def sim_tunables(info: Dict[str, Any], tunables: Optional[Dict[str, int]] = None) -> Dict[str, int]:

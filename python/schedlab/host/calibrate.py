@@ -47,7 +47,6 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .plan import HostError
 
-
 # The sleepers' sleeps (us): the long one's idle CPU pays the whole idle exit (the simulator's
 # default idle_exit_ramp_ns is this long), the short one's a share of it.
 LONG_SLEEP_US, SHORT_SLEEP_US = 5000, 1000
