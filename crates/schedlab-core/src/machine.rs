@@ -82,6 +82,9 @@ pub struct Machine {
     pub rqs: Vec<Rq>,
     /// The run's only random number generator.
     pub rng: Rng,
+    /// The run's seed, for keyed draws (`rng::keyed`) that must not
+    /// advance `rng`: values fixed once at the start.
+    pub seed: u64,
     /// Statistics being collected.
     pub stats: Stats,
     /// Trace recorder, if tracing is on.

@@ -258,6 +258,7 @@ impl Simulator {
                 })
                 .collect(),
             rng: Rng::new(cfg.seed),
+            seed: cfg.seed,
             stats: Stats::default(),
             trace: cfg.trace.then(Trace::default),
             migrations: vec![],

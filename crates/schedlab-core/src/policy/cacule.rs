@@ -169,6 +169,7 @@ pub const TUNABLES: &[Tunable] = &[
     CFS_TUNABLES[11],
     CFS_TUNABLES[12],
     CFS_TUNABLES[13],
+    CFS_TUNABLES[14],
     knob(
         "cacule_interactivity_factor",
         65_536,

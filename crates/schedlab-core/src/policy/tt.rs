@@ -117,6 +117,7 @@ pub const TUNABLES: &[Tunable] = &[
     CFS_TUNABLES[10],
     CFS_TUNABLES[11],
     CFS_TUNABLES[12],
+    CFS_TUNABLES[14],
     Tunable {
         name: "tt_max_lifetime_ms",
         default: 22_000,

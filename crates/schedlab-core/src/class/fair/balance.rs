@@ -43,6 +43,9 @@ pub struct Domain {
     pub interval_ms: u64,
     /// Last balance.
     pub last_balance: Ns,
+    /// How long before the run's start this domain last balanced, until it
+    /// first balances in the run (`balance_stagger`; 0 after).
+    pub start_phase: Ns,
     /// Consecutive failures.
     pub failed: u32,
 }
@@ -116,8 +119,32 @@ pub enum IdleType {
 
 impl Balancer {
     /// Build domains for every CPU.
-    pub fn new(topo: &Topology, hz: u32) -> Self {
-        Self::for_online(topo, hz, topo.all())
+    /// The domains of a machine that starts the run. `stagger` (the run's
+    /// seed, with `balance_stagger`): each CPU's domains last balanced at a
+    /// seeded random point of their busy interval before the start, as on a
+    /// machine that has been up, rather than all at the start. Why: the
+    /// kernel sets `sd->last_balance` when it builds the domains at boot,
+    /// but a CPU that idles balances on its idle interval, and the nohz
+    /// idle balancer balances idle CPUs one by one, so by the time a
+    /// workload starts the CPUs' periodic balances are spread over the
+    /// interval. Started together they stay together: with 20 hogs on 16
+    /// CPUs every simulated CPU balanced at the same tick every 252 ms and
+    /// the nice 5 hogs moved in bursts, where a host trace shows a pull
+    /// every 20-120 ms by one CPU or another (docs/model.md, "SMP").
+    pub fn new(topo: &Topology, hz: u32, stagger: Option<u64>) -> Self {
+        let mut b = Self::for_online(topo, hz, topo.all());
+        if let Some(seed) = stagger {
+            for (cpu, levels) in b.doms.iter_mut().enumerate() {
+                for (level, d) in levels.iter_mut().enumerate() {
+                    // The busy interval: `interval_ms` (the span's weight) x
+                    // busy_factor 16, as `due` computes it.
+                    let busy = d.interval_ms * 16 * MSEC;
+                    let key = (2 << 48) | ((level as u64) << 32) | cpu as u64;
+                    d.start_phase = crate::rng::keyed(seed, key, 0) % busy.max(1);
+                }
+            }
+        }
+        b
     }
 
     /// Build domains over the `online` CPUs only (`partition_sched_domains`
@@ -256,6 +283,7 @@ impl Domain {
             cache_nice_tries: if smt { 0 } else { 1 },
             interval_ms: w,
             last_balance: 0,
+            start_phase: 0,
             failed: 0,
         }
     }
@@ -742,7 +770,9 @@ impl Fair {
                 if self.load_balance(m, cpu, level, idle) > 0 {
                     busy = true;
                 }
-                self.lb.doms[cpu][level].last_balance = m.now;
+                let d = &mut self.lb.doms[cpu][level];
+                d.last_balance = m.now;
+                d.start_phase = 0;
             }
         }
         let next = (0..self.lb.doms[cpu].len())
@@ -778,7 +808,7 @@ impl Fair {
             jiffies = jiffies.saturating_sub(1);
         }
         let jiffies = jiffies.clamp(1, self.lb.max_interval_jiffies);
-        d.last_balance + jiffies * tick
+        (d.last_balance + jiffies * tick).saturating_sub(d.start_phase)
     }
 
     /// Newly-idle balancing (`sched_balance_newidle`): pull one task.

@@ -119,6 +119,7 @@ impl Fair {
     /// A fair class for `m`'s CPUs and task groups, patched by `hooks`.
     pub fn new(p: FairParams, m: &Machine, hooks: Box<dyn FairHooks>) -> Self {
         let n = m.nr_cpus();
+        let stagger = p.balance_stagger.then_some(m.seed);
         let mut f = Fair {
             p,
             se: vec![],
@@ -129,7 +130,7 @@ impl Fair {
             util: vec![Pelt::default(); n],
             task_util: vec![],
             util_busy: vec![false; n],
-            lb: balance::Balancer::new(&m.topo, m.hz),
+            lb: balance::Balancer::new(&m.topo, m.hz, stagger),
             wakee: vec![],
             seq: 0,
             ordered: hooks.queue_order().is_some(),

@@ -43,6 +43,7 @@ pub const CFS_TUNABLES: &[Tunable] = &[
     t("wakeup_preemption", 1, 0, 1, "feature WAKEUP_PREEMPTION"),
     t("cache_hot_buddy", 1, 0, 1, "feature CACHE_HOT_BUDDY"),
     t("autogroup", 0, 0, 1, "1: every process in its own autogroup, as if started with setsid (kernel default 0 in Debian 6.1; 0 here matches one shared session)"),
+    t("balance_stagger", 1, 0, 1, "1: each CPU's periodic load balance starts at a seeded random point of its busy interval, as on a machine that has been up (its CPUs' sd->last_balance drifted apart through idle periods); 0: every CPU's at the run's start, as just after boot, so that all balance at the same tick"),
 ];
 
 /// Tunables of `eevdf` (6.12).
@@ -63,6 +64,7 @@ pub const EEVDF_TUNABLES: &[Tunable] = &[
     t("wakeup_preemption", 1, 0, 1, "feature WAKEUP_PREEMPTION"),
     t("cache_hot_buddy", 1, 0, 1, "feature CACHE_HOT_BUDDY"),
     t("yield_forfeit", 1, 0, 1, "yield forfeits the rest of the request (6.12.y backport; 0 = 6.12.0 deadline push)"),
+    t("balance_stagger", 1, 0, 1, "1: each CPU's periodic load balance starts at a seeded random point of its busy interval, as on a machine that has been up (its CPUs' sd->last_balance drifted apart through idle periods); 0: every CPU's at the run's start, as just after boot, so that all balance at the same tick"),
     t("autogroup", 0, 0, 1, "1: every process in its own autogroup, as if started with setsid (0 matches all workload processes in one session, as the host runner starts them)"),
 ];
 
@@ -119,6 +121,8 @@ pub struct FairParams {
     pub pick_buddy: bool,
     /// Forfeit-vruntime yield.
     pub yield_forfeit: bool,
+    /// Periodic balancing starts at a random phase per CPU and domain.
+    pub balance_stagger: bool,
     /// The EEVDF rules of Linux 6.17/6.18 (shootout.md §5.3, §5.5) instead
     /// of 6.12's: `vprot` slice protection bounded by the queue's minimum
     /// slice, `resched || !protect_slice` at update_curr, PREEMPT_SHORT
@@ -177,6 +181,7 @@ impl FairParams {
             delay_zero: b("delay_zero"),
             pick_buddy: b("pick_buddy"),
             yield_forfeit: b("yield_forfeit"),
+            balance_stagger: b("balance_stagger"),
             rules_618: false,
         }
     }
