@@ -363,6 +363,17 @@ def test_fidelity_judges_saved_host_runs_without_the_host(root, tmp_path):
     assert bad.returncode == 2 and "facts.json" in bad.stderr and "Traceback" not in bad.stderr
     both = run("fidelity", "--host-from", str(refs), "--save-host", str(tmp_path / "x"))
     assert both.returncode == 2 and "--host-from" in both.stderr
+    only = run("fidelity", "--host-from", str(refs), "--only", "nope")
+    assert only.returncode == 2 and "hogs-nice20, sleepers32" in only.stderr
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "facts.json").write_text((refs / "facts.json").read_text())
+    rec = json.loads((refs / "sleepers32-1.json").read_text())
+    del rec["metrics"]
+    (broken / "sleepers32-1.json").write_text(json.dumps(rec))
+    r = run("fidelity", "--host-from", str(broken))
+    assert r.returncode == 2 and "sleepers32-1.json: metrics: expected an object" in r.stderr
+    assert "Traceback" not in r.stderr
 
 
 def test_fidelity_judges_medians_of_several_host_runs():

@@ -513,7 +513,7 @@ def _cmd_fidelity(a: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     if a.host_from:
-        unknown = []
+        unknown = []  # the saved runs' names, checked once they are read
     if unknown or not 1 <= a.seconds <= 60 or not 1 <= a.host_runs <= 9:
         what = (f"--only: unknown workload {unknown[0]!r}; expected some of: {', '.join(suite or fid.SUITE)}"
                 if unknown else "--seconds: expected 1..60" if not 1 <= a.seconds <= 60

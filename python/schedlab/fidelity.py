@@ -23,6 +23,11 @@ that run's tick phase, and judges the median of the simulated figures against th
 host's; the host's range is kept beside each figure (``host_min``, ``host_max``), and the table
 counts the figures whose host range alone is wider than their tolerance.
 
+``--save-host DIR`` also keeps every host run (the workload document as it ran, the matching
+simulator model, the run's metrics and facts) and the machine's facts in DIR; ``--host-from DIR``
+judges such saved runs again, on any machine and without root, each simulated as it ran there (its
+CPUs, HZ, tick phase, other load): references from a machine at hand once (experiments/host-runs/).
+
 ``--workload FILE`` (repeatable) judges the user's own workload files the same way, each for its
 own ``global.duration``, instead of the fixed suite; the simulator gets the host's SMT width and LLC
 size where its uniform topology can hold them (``sim_topology``). In the table a task object of more
@@ -319,6 +324,11 @@ def saved_host_runs(host_from: str) -> Tuple[Dict[str, Any], Dict[str, List[dict
         rec = load(os.path.join(host_from, fn))
         if not isinstance(rec, dict) or rec.get("schema") != HOST_RUN_SCHEMA:
             raise _native.ConfigError(f"{os.path.join(host_from, fn)}: schema: expected {HOST_RUN_SCHEMA!r}")
+        for key, kind in (("workload", str), ("doc", dict), ("scheduler", str), ("metrics", dict),
+                          ("info", dict)):
+            if not isinstance(rec.get(key), kind):
+                raise _native.ConfigError(f"{os.path.join(host_from, fn)}: {key}: expected "
+                                          f"{'a string' if kind is str else 'an object'}")
         other = rec.get("info", {}).get("other_load")
         if isinstance(other, dict) and "cpu_ms_proc" not in other:  # saved before it was recorded
             from .host import proc_other_ms
@@ -362,6 +372,12 @@ def fidelity(seconds: int = 3, machine: Optional[str] = None, only: Optional[Lis
                            "machine": machine, "host_runs": host_runs, "topology": topo, "workloads": {},
                            "kernel": facts.get("kernel"), "host_from": host_from}
     names = list(saved) if host_from else list(suite or SUITE)
+    unknown = [x for x in only or [] if x not in names]
+    if unknown:
+        from . import _native
+
+        raise _native.ConfigError(f"--only: unknown workload {unknown[0]!r}; expected some of: "
+                                  f"{', '.join(names)}")
     with tempfile.TemporaryDirectory(prefix="schedlab-fidelity-") as tmp:
         for seq, name in enumerate(names):
             if only and name not in only:
