@@ -18,6 +18,7 @@ pub mod balance;
 mod buddies;
 pub mod cfs;
 mod debug;
+pub mod domains;
 pub mod eevdf;
 pub mod entity;
 pub mod group;

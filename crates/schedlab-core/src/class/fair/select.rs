@@ -9,7 +9,7 @@
 //! CPU. Simplifications (docs/model.md): no EAS, no asymmetric capacity
 //! search, WF_SYNC is never set (rt-app wakeups are not sync).
 
-use super::balance::GroupType;
+use super::domains::GroupType;
 use super::Fair;
 use crate::class::{WakeFlags, Waker};
 use crate::clock::{Ns, SEC};
