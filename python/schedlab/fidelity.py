@@ -384,13 +384,13 @@ def fidelity(seconds: int = 3, machine: Optional[str] = None, only: Optional[Lis
                 continue
             about = saved[name][0].get("about", name) if host_from else (suite or SUITE)[name][0]
             per_run, phases, background = [], [], []
-            for k in range(len(saved[name]) if host_from else host_runs):
+            n = len(saved[name]) if host_from else host_runs
+            for k in range(n):
                 rec = saved[name][k] if host_from else None
                 doc = rec["doc"] if rec else (suite or SUITE)[name][1](seconds, ncpu)
                 path = os.path.join(tmp, f"{name}.json")
                 with open(path, "w", encoding="utf-8") as f:
                     json.dump(doc, f)
-                n = len(saved[name]) if host_from else host_runs
                 tag = f" ({k + 1}/{n})" if n > 1 else ""
                 if rec:
                     metrics, info, sched = rec["metrics"], rec["info"], rec["scheduler"]

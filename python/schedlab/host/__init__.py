@@ -217,14 +217,14 @@ def _results(res: SimResult, outs: List[str], info: Dict[str, Any]) -> SimResult
     m = dict(res.metrics)
     mine = [t for t in m["tasks"] if t["pid"] in tids]
     others = sorted((t for t in m["tasks"] if t["pid"] not in tids), key=lambda t: -t["cpu_time_us"])
+    # Times each other task left a CPU (each ran once before): how often the run was interrupted.
+    runs = [t["nvcsw"] + t["nivcsw"] for t in others]
     info["other_load"] = {
         "cpu_ms": round(sum(t["cpu_time_us"] for t in others) / 1000, 3),
-        # Times other tasks left a CPU (each ran once before): how often the run was interrupted.
-        "runs": sum(t["nvcsw"] + t["nivcsw"] for t in others),
-        "top": [(t["name"], round(t["cpu_time_us"] / 1000, 3)) for t in others[:5]]}
-    # One daemon or many threads: the share of those runs by the thread that ran most often.
-    runs = [t["nvcsw"] + t["nivcsw"] for t in others]
-    info["other_load"]["top_runs_share"] = round(max(runs) / sum(runs), 3) if sum(runs) else None
+        "runs": sum(runs),
+        "top": [(t["name"], round(t["cpu_time_us"] / 1000, 3)) for t in others[:5]],
+        # One daemon or many threads: the share of those runs by the thread that ran most often.
+        "top_runs_share": round(max(runs) / sum(runs), 3) if sum(runs) else None}
     rows, cross, disagree = reconcile([{**t, "name": tids[t["pid"]]} for t in mine], threads,
                                       m["duration_us"], info["cpu_ms"])
     info["other_load"]["cpu_ms_proc"] = proc_other_ms(info, rows)

@@ -257,10 +257,8 @@ pub(crate) struct WakeTarget {
     pub cpu: CpuId,
     /// CPU running `try_to_wake_up` (or the fork).
     pub from: CpuId,
-    /// The target was idle.
-    pub was_idle: bool,
-    /// For how long it had been idle (0 if busy).
-    pub idle_for: Ns,
+    /// For how long the target had been idle; None if it was busy.
+    pub idle_for: Option<Ns>,
     /// It already had a resched pending (the wakeup adds no delay then).
     pub had_resched: bool,
 }
@@ -271,24 +269,23 @@ impl Simulator {
         WakeTarget {
             cpu,
             from,
-            was_idle: self.m.rqs[cpu].curr.is_none(),
             idle_for: self.idle_for(cpu),
             had_resched: self.m.rqs[cpu].need_resched,
         }
     }
 
-    /// How long `cpu` has been idle (its idle task's `curr_since`); 0 if
+    /// How long `cpu` has been idle (its idle task's `curr_since`); None if
     /// busy. A CPU that has run nothing yet was idle before the run began
     /// (on the host, the workers sleep until their common start): as long
     /// as can be.
-    fn idle_for(&self, cpu: CpuId) -> Ns {
+    fn idle_for(&self, cpu: CpuId) -> Option<Ns> {
         let rq = &self.m.rqs[cpu];
         if rq.curr.is_some() {
-            0
+            None
         } else if rq.nr_switches == 0 {
-            Ns::MAX
+            Some(Ns::MAX)
         } else {
-            self.m.now.saturating_sub(rq.curr_since)
+            Some(self.m.now.saturating_sub(rq.curr_since))
         }
     }
 
@@ -307,11 +304,8 @@ impl Simulator {
     pub(crate) fn delay_timer_rescheds(&mut self, class: usize, from: CpuId, before: &[bool]) {
         for (cpu, had_resched) in before.iter().enumerate() {
             let w = WakeTarget {
-                cpu,
-                from,
-                was_idle: self.m.rqs[cpu].curr.is_none(),
-                idle_for: self.idle_for(cpu),
                 had_resched: *had_resched,
+                ..self.wake_target(cpu, from)
             };
             self.delay_resched(class, w, Drawer::Cpu(cpu));
         }
@@ -330,8 +324,8 @@ impl Simulator {
         let c = &self.costs;
         let remote = w.cpu != w.from;
         let mut delay = c.wakeup;
-        if w.was_idle {
-            delay += c.idle_exit_after(w.idle_for);
+        if let Some(idle_for) = w.idle_for {
+            delay += c.idle_exit_after(idle_for);
         }
         if remote {
             delay += c.ipi;
@@ -341,13 +335,14 @@ impl Simulator {
         }
         let mut at = self.m.now + delay;
         let lazy_class = self.classes.get_ref(class).lazy_resched();
-        if c.lazy && remote && !w.was_idle && lazy_class {
+        let was_idle = w.idle_for.is_some();
+        if c.lazy && remote && !was_idle && lazy_class {
             at = at.max(self.next_tick_of(w.cpu));
         }
         if at > self.m.now {
             self.m.clear_resched(w.cpu);
             self.events.push(at, EventKind::Resched { cpu: w.cpu });
-            if !w.was_idle {
+            if !was_idle {
                 self.stall_until_resched(w.cpu, at, if remote { c.ipi } else { 0 });
             }
         }
