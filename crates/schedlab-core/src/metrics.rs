@@ -361,9 +361,12 @@ pub fn jain(xs: &[f64]) -> f64 {
     }
 }
 
-/// Build the result from the final machine state.
+/// Build the result from the final machine state. Each task's latency
+/// histogram and activation list are released once read (`m` is not used
+/// after this): at 10,000 tasks they would otherwise sit beside the
+/// metrics built from them at the run's peak of memory (issue 18).
 pub fn collect(
-    m: &Machine,
+    m: &mut Machine,
     recorded: Option<crate::trace::Trace>,
     wl: &Workload,
     cfg: &SimConfig,
@@ -374,7 +377,8 @@ pub fn collect(
     let mut tasks = Vec::with_capacity(m.tasks.len());
     let mut activations = vec![];
     let mut jobs = vec![];
-    for (i, t) in m.tasks.iter().enumerate() {
+    for i in 0..m.tasks.len() {
+        let t = &m.tasks[i];
         let js = job_stats(m, wl, i, end);
         for a in &m.stats.tasks[i].activations {
             jobs.push((
@@ -397,6 +401,7 @@ pub fn collect(
             activations.push((i, to_us(a.at), a.slack as f64 / 1000.0));
         }
         let nslack = slacks.len();
+        let (p50, p90, p99, p99_9) = (q(0.5), q(0.9), q(0.99), q(0.999));
         tasks.push(TaskMetrics {
             name: t.name.clone(),
             task: wl.tasks[t.def].name.clone(),
@@ -414,10 +419,10 @@ pub fn collect(
             wakeup_latency_min_us: to_us(wl_lat.min),
             wakeup_latency_avg_us: wl_lat.mean() / 1000.0,
             wakeup_latency_max_us: to_us(wl_lat.max),
-            wakeup_latency_p50_us: q(0.5),
-            wakeup_latency_p90_us: q(0.9),
-            wakeup_latency_p99_us: q(0.99),
-            wakeup_latency_p99_9_us: q(0.999),
+            wakeup_latency_p50_us: p50,
+            wakeup_latency_p90_us: p90,
+            wakeup_latency_p99_us: p99,
+            wakeup_latency_p99_9_us: p99_9,
             nvcsw: s.nvcsw,
             nivcsw: s.nivcsw,
             migrations: s.migrations,
@@ -440,6 +445,9 @@ pub fn collect(
             cpu: t.cpu,
             unreliable: None,
         });
+        let s = &mut m.stats.tasks[i];
+        s.wakeup_latency.hist = Default::default();
+        s.activations = Vec::new();
     }
     let cpu: Vec<CpuMetrics> = m
         .rqs
