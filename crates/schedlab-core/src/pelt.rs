@@ -67,6 +67,15 @@ impl Pelt {
         }
         self.last_update += delta_us << 10;
         let mut delta = delta_us + self.period_contrib;
+        if self.sum == 0 && value == 0 {
+            // Zero decays to zero and nothing is added: only the position
+            // in the period moves (what the arithmetic below gives, without
+            // its decays and division; the fair balancer updates every
+            // CPU's load even where no fair task ever ran).
+            self.period_contrib = delta % PERIOD;
+            self.avg = 0;
+            return;
+        }
         let periods = delta / PERIOD;
         let contrib = if periods > 0 {
             self.sum = decay_load(self.sum, periods);

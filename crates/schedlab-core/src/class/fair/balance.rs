@@ -119,21 +119,18 @@ impl Fair {
     /// `update_idle_cpu_scan` (6.12 fair.c, linux-smp.md §2): at the end of
     /// `update_sd_lb_stats` of a periodic (not newly-idle) balance of the
     /// LLC domain, x = sum_util / llc_weight, nr_idle_scan =
-    /// (1024 − min(x²·pct²/(10000·1024), 1024))·llc_weight/1024, stored for
-    /// every CPU of the LLC.
+    /// (1024 − min(x²·pct²/(10000·1024), 1024))·llc_weight/1024, stored
+    /// once for the LLC (`sd_llc_shared`).
     fn update_idle_cpu_scan(&mut self, m: &Machine, dst: CpuId, dom: &Domain, sum_util: u64) {
-        let llc = m.topo.llc(dst).and(&m.online);
-        let llc_weight = llc.count() as u128;
-        if llc_weight == 0 || dom.span.count() as u128 != llc_weight {
+        let llc_weight = m.topo.llc(dst).and(&m.online).count() as u64;
+        if llc_weight == 0 || dom.span.count() as u64 != llc_weight {
             return;
         }
-        let x = sum_util as u128 / llc_weight;
-        let pct = dom.pct as u128;
-        let tmp = (x * x * pct * pct / (10000 * 1024)).min(1024);
-        let y = ((1024 - tmp) * llc_weight / 1024) as u64;
-        for c in llc.iter() {
-            self.lb.nr_idle_scan[c] = y;
-        }
+        // x ≤ 1024 (each CPU's util is capped there) and pct is 110 or 117
+        // (domains.rs), so x²·pct² fits 64 bits.
+        let x = sum_util / llc_weight;
+        let tmp = (x * x * dom.pct * dom.pct / (10000 * 1024)).min(1024);
+        self.lb.nr_idle_scan[m.topo.cpu(dst).llc] = (1024 - tmp) * llc_weight / 1024;
     }
 
     fn sibling_imbalance(idle: IdleType, busiest: &GroupStats, local: &GroupStats) -> i64 {
@@ -161,6 +158,32 @@ impl Fair {
             Some(c) => c == env.dst,
             None => local.first() == Some(env.dst),
         }
+    }
+
+    /// Whether no fair task is queued on any CPU of `env` outside the
+    /// `local` group: then no group can be the busiest (the search only
+    /// takes groups with `h_nr > 0`) and the balance ends balanced. A
+    /// shortcut with the search's side effects and no others: every CPU's
+    /// PELT load and utilisation are brought up to now, as `group_stats`
+    /// would, and a periodic pass sets SIS_UTIL's scan depth from the same
+    /// utilisation sum. Why: a machine of RT or DEADLINE tasks balances
+    /// the fair class at every busy interval and at every newly-idle pick
+    /// (issue 18: most of the global-EDF anchor's time).
+    fn nothing_to_pull(&mut self, m: &Machine, env: &Env, local: CpuSet) -> bool {
+        let pullable = |c: CpuId| !local.contains(c) && self.root_rq(c).h_nr_running > 0;
+        if env.cpus.iter().any(pullable) {
+            return false;
+        }
+        let mut sum_util = 0;
+        for c in env.cpus.iter() {
+            self.cpu_load(m, c);
+            sum_util += self.cpu_util(m, c);
+        }
+        if env.idle != IdleType::NewlyIdle {
+            let dom = self.lb.doms[env.dst][env.level].clone();
+            self.update_idle_cpu_scan(m, env.dst, &dom, sum_util);
+        }
+        true
     }
 
     /// `sched_balance_find_src_group` + `calculate_imbalance`.
@@ -443,6 +466,9 @@ impl Fair {
             d.interval_ms = (d.interval_ms * 2).min(2 * d.weight());
             0
         };
+        if self.nothing_to_pull(m, &env, local) {
+            return balanced(self);
+        }
         // `redo`: a busiest CPU whose tasks are all pinned away from dst is
         // dropped from env.cpus and the search starts over, as long as CPUs
         // outside the local group remain (LBF_ALL_PINNED, 6.12 fair.c).

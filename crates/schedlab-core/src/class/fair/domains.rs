@@ -56,7 +56,7 @@ pub struct Balancer {
     /// only raises the softirq once it is reached). Recomputed when the busy
     /// state changes, so skipping is exact: no level can be due before it.
     pub(super) next_balance: Vec<(Ns, bool)>,
-    /// Per CPU: `sd_llc_shared->nr_idle_scan` of its LLC, the SIS_UTIL scan
+    /// Per LLC (by `topology` LLC id): `sd_llc_shared->nr_idle_scan`, the SIS_UTIL scan
     /// depth of select_idle_cpu. Refreshed only by periodic balancing of the
     /// LLC domain (`update_idle_cpu_scan`), so wakeups read a value up to one
     /// balance interval old, as in the kernel.
@@ -192,9 +192,10 @@ impl Balancer {
         // idle scan until the first periodic balance of the LLC domain); the
         // workload starts on a machine that ran idle before it, whose
         // balancing left the idle-LLC value, the LLC's weight.
-        let nr_idle_scan = (0..n)
-            .map(|c| topo.llc(c).and(&online).count() as u64)
-            .collect();
+        let mut nr_idle_scan = vec![0; n];
+        for c in 0..n {
+            nr_idle_scan[topo.cpu(c).llc] = topo.llc(c).and(&online).count() as u64;
+        }
         Balancer {
             doms,
             max_interval_jiffies: (hz as u64 * online.count() as u64 / 10).max(1),
@@ -204,9 +205,9 @@ impl Balancer {
         }
     }
 
-    /// The SIS_UTIL scan depth of `cpu`'s LLC (`sd_share->nr_idle_scan`).
-    pub fn nr_idle_scan(&self, cpu: CpuId) -> u64 {
-        self.nr_idle_scan[cpu]
+    /// The SIS_UTIL scan depth of LLC `llc` (`sd_share->nr_idle_scan`).
+    pub fn nr_idle_scan(&self, llc: usize) -> u64 {
+        self.nr_idle_scan[llc]
     }
 
     /// Domain levels of `cpu`, top-down (for fork placement).

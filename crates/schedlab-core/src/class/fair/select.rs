@@ -187,7 +187,7 @@ impl Fair {
         }
         // SIS_UTIL: the depth the last periodic LLC balance left (balance.rs
         // update_idle_cpu_scan), not one computed now.
-        let nr = self.lb.nr_idle_scan(target);
+        let nr = self.lb.nr_idle_scan(m.topo.cpu(target).llc);
         if nr > 0 && may_find {
             let mut budget = nr + 1;
             for c in llc.iter_wrap(target) {
