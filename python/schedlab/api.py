@@ -270,6 +270,7 @@ def simulate(
     freq_levels_mhz: Optional[Iterable[int]] = None,
     hotplug: Optional[str] = None,
     zero_costs: bool = False,
+    start_cpus: Optional[Mapping[str, int]] = None,
 ) -> SimResult:
     """Simulate an rt-app workload (a path, a JSON string or a dict).
 
@@ -291,6 +292,8 @@ def simulate(
     ``zero_costs=True`` models a machine whose wakeup path costs nothing (no timer slack, wakeup,
     idle-exit or IPI latency; docs/model.md "Wakeup costs"), for closed forms and for reproducing
     simulators that model no overheads; ``set`` still overrides single costs.
+    ``start_cpus`` maps thread names (``name``, or ``name-k`` for an instance) to the CPU each
+    starts on instead of where the fork path would put it (replaying a host run's start).
     """
     policy = None
     if not isinstance(scheduler, str):
@@ -325,6 +328,8 @@ def simulate(
         "hotplug": hotplug,
         "zero_costs": bool(zero_costs),
     }
+    if start_cpus:  # only when given: the configuration digests of earlier runs stay as they were
+        config["start_cpus"] = [(str(k), int(v)) for k, v in sorted(start_cpus.items())]
     # The keys are the fields of the core's SimConfig, the one definition of each option.
     args = (text, source, config, progress)
     if policy is None:  # (scripts/golden.py wraps the 4-argument call)

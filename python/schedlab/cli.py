@@ -522,7 +522,8 @@ def _cmd_fidelity(a: argparse.Namespace) -> int:
         return 2
     try:
         f = fid.fidelity(a.seconds, a.machine, only, log=lambda s: print(s, file=sys.stderr),
-                         host_runs=a.host_runs, suite=suite, save_host=a.save_host, host_from=a.host_from)
+                         host_runs=a.host_runs, suite=suite, save_host=a.save_host, host_from=a.host_from,
+                         host_start=not a.fork_start)
     except HostError as e:
         print(f"schedlab: error: {e}", file=sys.stderr)
         return 2

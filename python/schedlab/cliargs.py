@@ -278,6 +278,9 @@ def _add_fidelity(sub) -> None:
     fi.add_argument("--host-from", metavar="DIR",
                     help="judge against the host runs saved in DIR by --save-host instead of running the "
                          "host (no root needed; each workload as it ran there, on that machine's CPUs)")
+    fi.add_argument("--fork-start", action="store_true",
+                    help="start the simulated threads where the fork path puts them, not where each host "
+                         "run's threads first ran (the start is not modelled: docs/model.md, Known gaps)")
 
 
 def _add_sweep(sub) -> None:

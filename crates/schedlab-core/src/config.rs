@@ -127,6 +127,14 @@ pub struct SimConfig {
     /// JSON the plan text `T=-CPU,T=+CPU` (seconds) or null.
     #[serde(deserialize_with = "hotplug_from_plan")]
     pub hotplug: Vec<crate::engine::hotplug::HotplugStep>,
+    /// Where some of the workload's own threads start, by thread name
+    /// (`name` or `name-k`): each listed thread is put on that CPU when the
+    /// launcher creates it, instead of where the fork path would place it.
+    /// For replaying a host run's start (`schedlab fidelity`): how the host
+    /// spreads threads that slept until a common start is not modelled
+    /// (docs/model.md, "Known gaps"), so a replay begins where the host's
+    /// threads first ran and judges what the scheduler does from there.
+    pub start_cpus: Vec<(String, usize)>,
 }
 
 impl Default for SimConfig {
@@ -149,6 +157,7 @@ impl Default for SimConfig {
             governor: crate::engine::governor::Governor::Userspace,
             freq_levels_mhz: vec![],
             hotplug: vec![],
+            start_cpus: vec![],
         }
     }
 }

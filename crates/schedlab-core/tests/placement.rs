@@ -129,3 +129,48 @@ fn periodic_balances_of_the_cpus_are_spread_over_the_interval() {
         "{together} vs {spread}"
     );
 }
+
+/// `start_cpus` (a replayed host start): the named threads start on the
+/// given CPU instead of where the fork path puts them, and the balancer
+/// takes it from there: eight hogs started on CPU 0 of 4 are spread by
+/// migrations, where the fork path spreads them at once and nothing moves.
+#[test]
+fn start_cpus_put_threads_where_a_host_run_started_them() {
+    let text = hogs(8, 2);
+    let mut piled = cfg("eevdf", 4);
+    piled.start_cpus = (0..8).map(|k| (format!("hog-{k}"), 0)).collect();
+    let r = run(&text, piled.clone());
+    // All eight wait on CPU 0; idle CPUs pull some before they first run
+    // (so a host's first CPUs are where its threads first ran, not quite
+    // where they were queued), and six must leave for two per CPU.
+    let firsts: Vec<Option<usize>> = r.metrics.tasks.iter().map(|t| t.first_cpu).collect();
+    assert!(
+        firsts.iter().filter(|c| **c == Some(0)).count() >= 2,
+        "{firsts:?}"
+    );
+    assert!(r.metrics.migrations >= 6, "{}", r.metrics.migrations);
+    let busy: Vec<f64> = r.metrics.cpu.iter().map(|c| c.utilisation).collect();
+    assert!(busy.iter().all(|u| *u > 0.9), "{busy:?}");
+    let forked = run(&text, cfg("eevdf", 4));
+    assert_eq!(forked.metrics.migrations, 0);
+    assert_eq!(first_cpus(&text, cfg("eevdf", 4)), vec![2, 2, 2, 2]);
+
+    // Bad entries are one clear configuration error each.
+    for (entry, expect) in [
+        (("nope", 1), "\"nope\" is no thread of test"),
+        (("hog-1", 4), "CPU 4 does not exist on a 4-CPU machine"),
+    ] {
+        let mut bad = cfg("eevdf", 4);
+        bad.start_cpus = vec![(entry.0.to_string(), entry.1)];
+        let err = schedlab_core::simulate("test", &text, bad).expect_err("rejected");
+        assert!(err.to_string().contains(expect), "{err}");
+    }
+    let pinned = r#"{"global": {"duration": 1}, "tasks": {"p": {"cpus": [1], "run": 1000}}}"#;
+    let mut bad = cfg("eevdf", 4);
+    bad.start_cpus = vec![("p".into(), 2)];
+    let err = schedlab_core::simulate("test", pinned, bad).expect_err("rejected");
+    assert!(
+        err.to_string().contains("outside the thread's cpus"),
+        "{err}"
+    );
+}

@@ -98,7 +98,15 @@ impl Simulator {
             task: parent,
         };
         let prev = self.m.tasks[id].cpu;
-        let cpu = self.select_task_rq(id, prev, WakeFlags::FORK, waker);
+        let given = parent
+            .is_none()
+            .then(|| self.start_cpus.get(&self.m.tasks[id].name).copied())
+            .flatten()
+            .filter(|c| self.m.online.contains(*c) && self.m.tasks[id].affinity.contains(*c));
+        let cpu = match given {
+            Some(c) => c,
+            None => self.select_task_rq(id, prev, WakeFlags::FORK, waker),
+        };
         self.m.tasks[id].cpu = cpu;
         if parent.is_none() {
             // The start release: on the host every workload thread waits

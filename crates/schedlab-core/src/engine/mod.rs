@@ -30,7 +30,7 @@ use crate::class::fair::weights::{nice_to_weight, WEIGHT_IDLEPRIO};
 use crate::class::stack::Stack;
 use crate::clock::Ns;
 use crate::config::{SimConfig, TunableSet};
-use crate::cpuset::CpuSet;
+use crate::cpuset::{CpuId, CpuSet};
 use crate::event::{EventKind, EventQueue};
 use crate::machine::{Machine, Process, TaskGroup};
 use crate::metrics::{self, RunResult};
@@ -133,6 +133,8 @@ pub struct Simulator {
     calib_rate: (u64, u64),
     ns_per_loop: Option<u64>,
     instance_counter: Vec<u32>,
+    /// Launcher threads placed by name (`SimConfig::start_cpus`).
+    start_cpus: std::collections::BTreeMap<String, CpuId>,
     next_pid: u32,
     /// Next periodic tick: (time, next CPU to tick at that time). Every CPU
     /// ticks at the same jiffy boundaries (no sched_skew_tick), CPUs in
@@ -214,6 +216,7 @@ impl Simulator {
             .map_err(|e| SimError::Config(e.0))?;
         Self::validate(&wl, cfg.cpus)?;
         hotplug::validate(&cfg.hotplug, cfg.cpus).map_err(SimError::Config)?;
+        let start_cpus = Self::start_cpus_of(&wl, &cfg.start_cpus, cfg.cpus)?;
         let end = cfg.duration.or(wl.duration);
         if end.is_none() && wl.runs_forever() {
             return Err(SimError::Config(format!(
@@ -296,6 +299,7 @@ impl Simulator {
             calib_rate,
             ns_per_loop,
             instance_counter: vec![0; wl.tasks.len()],
+            start_cpus,
             next_pid: 1000,
             next_tick: (0, 0),
             process_index: std::collections::HashMap::new(),

@@ -5,6 +5,7 @@
 use super::{SimError, Simulator};
 use crate::task::DlAttr;
 use crate::workload::{Attrs, Policy, Workload, WorkloadError};
+use std::collections::BTreeMap;
 
 /// `__checkparam_dl` and the root-domain affinity rule (linux-rt-dl.md §6).
 fn check_dl(wl: &Workload, a: &Attrs, path: &str, cpus: Option<usize>) -> Result<(), SimError> {
@@ -137,5 +138,49 @@ impl Simulator {
             }
         }
         Ok(())
+    }
+
+    /// `start_cpus` (config.rs): each name a thread the launcher creates,
+    /// each CPU on the machine and in that thread's affinity.
+    pub(crate) fn start_cpus_of(
+        wl: &Workload,
+        given: &[(String, usize)],
+        cpus: usize,
+    ) -> Result<BTreeMap<String, usize>, SimError> {
+        let mut out = BTreeMap::new();
+        if given.is_empty() {
+            return Ok(out);
+        }
+        let mut threads: BTreeMap<String, &Attrs> = BTreeMap::new();
+        for t in &wl.tasks {
+            for k in 0..t.instances {
+                let name = if t.instances == 1 {
+                    t.name.clone()
+                } else {
+                    format!("{}-{k}", t.name)
+                };
+                threads.insert(name, &t.attrs);
+            }
+        }
+        for (name, cpu) in given {
+            let Some(attrs) = threads.get(name) else {
+                return Err(SimError::Config(format!(
+                    "start_cpus: {name:?} is no thread of {} (expected a task name, or name-k for its k-th instance)",
+                    wl.source
+                )));
+            };
+            if *cpu >= cpus {
+                return Err(SimError::Config(format!(
+                    "start_cpus: {name}: CPU {cpu} does not exist on a {cpus}-CPU machine"
+                )));
+            }
+            if attrs.cpus.as_ref().is_some_and(|v| !v.contains(cpu)) {
+                return Err(SimError::Config(format!(
+                    "start_cpus: {name}: CPU {cpu} is outside the thread's cpus"
+                )));
+            }
+            out.insert(name.clone(), *cpu);
+        }
+        Ok(out)
     }
 }
