@@ -85,22 +85,30 @@ pub struct LatencyHistogram {
 /// Samples a histogram holds back before counting them into its bins.
 const STAGED: usize = 8;
 
-/// Occupied bins, each packed into one word: the bin (HdrHistogram's
-/// counts index, below 2^16) in the top 16 bits, its count below. A
-/// histogram starts narrow, 4 bytes a bin, and widens to 8 the first time
-/// a bin would count 65,535 samples (issue 18: at 10,000 tasks the
-/// histograms, then two vectors of 12 bytes a bin, were half the memory).
+/// Occupied bins, each packed with its count: the bin (HdrHistogram's
+/// counts index, below 2^16) and the count beside it. A histogram starts
+/// tiny, 3 bytes a bin (a count up to 255), widens to 4 (counts to 65,535)
+/// the first time a bin would count 256 samples, and to 8 after that
+/// (issue 18: at 10,000 tasks the histograms, then two vectors of 12 bytes
+/// a bin, were half the memory; a sleeper's latencies spread over so many
+/// bins that most count a few samples, so 3 bytes serve most of a run).
 #[derive(Debug, Clone)]
 enum Bins {
+    Tiny(Vec<Tiny>),
     Narrow(Vec<u32>),
     Wide(Vec<u64>),
 }
 
 impl Default for Bins {
     fn default() -> Self {
-        Bins::Narrow(Vec::new())
+        Bins::Tiny(Vec::new())
     }
 }
+
+/// A bin (16 bits, little-endian) and a count up to 255 in 3 bytes
+/// (alignment 1, so a vector of them takes 3 bytes an entry).
+#[derive(Debug, Clone, Copy)]
+struct Tiny([u8; 3]);
 
 /// A bin and its count in one word.
 trait Packed: Copy {
@@ -112,6 +120,23 @@ trait Packed: Copy {
     fn bin(self) -> u32;
     fn count(self) -> u64;
     fn bump(&mut self);
+}
+
+impl Packed for Tiny {
+    const COUNT_MAX: u64 = 255;
+    fn new(bin: u32) -> Self {
+        let b = (bin as u16).to_le_bytes();
+        Tiny([b[0], b[1], 0])
+    }
+    fn bin(self) -> u32 {
+        u32::from(u16::from_le_bytes([self.0[0], self.0[1]]))
+    }
+    fn count(self) -> u64 {
+        u64::from(self.0[2])
+    }
+    fn bump(&mut self) {
+        self.0[2] += 1;
+    }
 }
 
 impl Packed for u32 {
@@ -227,6 +252,21 @@ impl LatencyHistogram {
     /// Count one sample into its bin.
     fn count(&mut self, value: u64) {
         let bin = bin_of(value);
+        if let Bins::Tiny(v) = &mut self.bins {
+            let pos = find_or_insert(v, self.last, bin);
+            if v[pos].count() < <Tiny as Packed>::COUNT_MAX {
+                v[pos].bump();
+                self.last = pos;
+                self.total += 1;
+                return;
+            }
+            // Widen, keeping every position (so `last` stays valid).
+            let narrow = v
+                .iter()
+                .map(|&e| (e.bin() << 16) | e.count() as u32)
+                .collect();
+            self.bins = Bins::Narrow(narrow);
+        }
         if let Bins::Narrow(v) = &mut self.bins {
             let pos = find_or_insert(v, self.last, bin);
             if v[pos].count() < <u32 as Packed>::COUNT_MAX {
@@ -263,6 +303,7 @@ impl LatencyHistogram {
     /// Occupied bins (the memory this histogram holds is proportional to it).
     pub fn occupied_bins(&self) -> usize {
         match &self.settled().bins {
+            Bins::Tiny(v) => v.len(),
             Bins::Narrow(v) => v.len(),
             Bins::Wide(v) => v.len(),
         }
@@ -277,6 +318,7 @@ impl LatencyHistogram {
         let q = if q > 1.0 { 1.0 } else { q };
         let target = ((q * h.total as f64).ceil() as u64).max(1);
         match &h.bins {
+            Bins::Tiny(v) => quantile_of(v, q, target),
             Bins::Narrow(v) => quantile_of(v, q, target),
             Bins::Wide(v) => quantile_of(v, q, target),
         }
@@ -332,6 +374,31 @@ mod tests {
     fn every_bin_fits_sixteen_bits() {
         assert!(bin_of(u64::MAX) < 1 << 16, "{}", bin_of(u64::MAX));
         assert!((0..64).all(|k| bin_of(1u64 << k) <= bin_of(u64::MAX)));
+    }
+
+    /// A bin past 255 samples widens a tiny histogram, past 65,535 a
+    /// narrow one; answers stay HdrHistogram's at every width.
+    #[test]
+    fn tiny_widens_to_narrow_keeping_the_answers() {
+        assert_eq!(std::mem::size_of::<Tiny>(), 3);
+        let mut samples: Vec<u64> = vec![1_000; 300];
+        samples.extend((0..500).map(|i| 20_000 + 37 * i));
+        let r = reference(&samples);
+        let mut h = LatencyHistogram::default();
+        for &s in &samples[..200] {
+            h.record(s);
+        }
+        h.settle();
+        assert!(matches!(h.bins, Bins::Tiny(_)));
+        for &s in &samples[200..] {
+            h.record(s);
+        }
+        h.settle();
+        assert!(matches!(h.bins, Bins::Narrow(_)));
+        assert_eq!(h.len(), samples.len() as u64);
+        for q in QUANTILES {
+            assert_eq!(h.value_at_quantile(q), r.value_at_quantile(q), "q {q}");
+        }
     }
 
     /// A bin past 65,535 samples widens the histogram; answers stay
