@@ -352,9 +352,15 @@ def _sim_and_host(a: argparse.Namespace) -> Tuple[dict, dict]:
     tun = machine.load(a.machine)[0] if a.machine else {}
     res, info = host.run(a.workload)
     sched = a.scheduler or matching_scheduler()
+    hm = dict(res.metrics)
+    # As `schedlab fidelity`: the threads start where the host's first ran (an input, like the tick
+    # phase and the other load in sim_tunables), unless --fork-start.
+    from .fidelity import host_start_cpus
+
+    starts = {} if a.fork_start else host_start_cpus(hm)
     sim = simulate(a.workload, sched, len(info["cpus"]), hz=info.get("hz") or 250,
-                   set=host.sim_tunables(info, tun))
-    return dict(sim.metrics), dict(res.metrics)
+                   set=host.sim_tunables(info, tun), start_cpus=starts)
+    return dict(sim.metrics), hm
 
 
 def _cmd_compare(a: argparse.Namespace) -> int:

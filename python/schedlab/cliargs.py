@@ -231,6 +231,9 @@ def _add_compare(sub) -> None:
     cp.add_argument("--json", metavar="FILE", help="write the comparison as JSON")
     cp.add_argument("--machine", metavar="PROFILE",
                     help="with --workload: simulate with this machine profile's wakeup-path tunables")
+    cp.add_argument("--fork-start", action="store_true",
+                    help="with --workload: start the simulated threads where the fork path puts them, not "
+                         "where the host's first ran (the start is not modelled: docs/model.md, Known gaps)")
 
 
 def _add_calibrate(sub) -> None:
