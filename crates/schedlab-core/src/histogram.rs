@@ -117,6 +117,8 @@ trait Packed: Copy {
     /// simulated second) rather than spill into the bin's number.
     const COUNT_MAX: u64;
     fn new(bin: u32) -> Self;
+    /// `bin` holding `count` (at most `COUNT_MAX`).
+    fn with_count(bin: u32, count: u64) -> Self;
     fn bin(self) -> u32;
     fn count(self) -> u64;
     fn bump(&mut self);
@@ -127,6 +129,10 @@ impl Packed for Tiny {
     fn new(bin: u32) -> Self {
         let b = (bin as u16).to_le_bytes();
         Tiny([b[0], b[1], 0])
+    }
+    fn with_count(bin: u32, count: u64) -> Self {
+        let b = (bin as u16).to_le_bytes();
+        Tiny([b[0], b[1], count as u8])
     }
     fn bin(self) -> u32 {
         u32::from(u16::from_le_bytes([self.0[0], self.0[1]]))
@@ -144,6 +150,9 @@ impl Packed for u32 {
     fn new(bin: u32) -> Self {
         bin << 16
     }
+    fn with_count(bin: u32, count: u64) -> Self {
+        (bin << 16) | count as u32
+    }
     fn bin(self) -> u32 {
         self >> 16
     }
@@ -159,6 +168,9 @@ impl Packed for u64 {
     const COUNT_MAX: u64 = (1 << 48) - 1;
     fn new(bin: u32) -> Self {
         u64::from(bin) << 48
+    }
+    fn with_count(bin: u32, count: u64) -> Self {
+        (u64::from(bin) << 48) | count
     }
     fn bin(self) -> u32 {
         (self >> 48) as u32
@@ -190,6 +202,23 @@ fn find_or_insert<P: Packed>(v: &mut Vec<P>, last: usize, bin: u32) -> usize {
             pos
         }
     }
+}
+
+/// Count `bin` in `v` (inserting it if absent) unless its count is at
+/// the width's maximum: its position, or None when it must widen first.
+fn try_bump<P: Packed>(v: &mut Vec<P>, last: usize, bin: u32) -> Option<usize> {
+    let pos = find_or_insert(v, last, bin);
+    (v[pos].count() < P::COUNT_MAX).then(|| {
+        v[pos].bump();
+        pos
+    })
+}
+
+/// `v`'s entries at a wider packing, in the same order.
+fn widened<P: Packed, Q: Packed>(v: &[P]) -> Vec<Q> {
+    v.iter()
+        .map(|&e| Q::with_count(e.bin(), e.count()))
+        .collect()
 }
 
 /// HdrHistogram's `value_at_quantile` over packed bins.
@@ -252,41 +281,29 @@ impl LatencyHistogram {
     /// Count one sample into its bin.
     fn count(&mut self, value: u64) {
         let bin = bin_of(value);
-        if let Bins::Tiny(v) = &mut self.bins {
-            let pos = find_or_insert(v, self.last, bin);
-            if v[pos].count() < <Tiny as Packed>::COUNT_MAX {
-                v[pos].bump();
+        loop {
+            let counted = match &mut self.bins {
+                Bins::Tiny(v) => try_bump(v, self.last, bin),
+                Bins::Narrow(v) => try_bump(v, self.last, bin),
+                Bins::Wide(v) => {
+                    // Wide bins saturate rather than widen further.
+                    let pos = find_or_insert(v, self.last, bin);
+                    v[pos].bump();
+                    Some(pos)
+                }
+            };
+            if let Some(pos) = counted {
                 self.last = pos;
                 self.total += 1;
                 return;
             }
-            // Widen, keeping every position (so `last` stays valid).
-            let narrow = v
-                .iter()
-                .map(|&e| (e.bin() << 16) | e.count() as u32)
-                .collect();
-            self.bins = Bins::Narrow(narrow);
-        }
-        if let Bins::Narrow(v) = &mut self.bins {
-            let pos = find_or_insert(v, self.last, bin);
-            if v[pos].count() < <u32 as Packed>::COUNT_MAX {
-                v[pos].bump();
-                self.last = pos;
-                self.total += 1;
-                return;
-            }
-            // Widen, keeping every position (so `last` stays valid).
-            let wide = v
-                .iter()
-                .map(|&e| (u64::from(e.bin()) << 48) | e.count())
-                .collect();
-            self.bins = Bins::Wide(wide);
-        }
-        if let Bins::Wide(v) = &mut self.bins {
-            let pos = find_or_insert(v, self.last, bin);
-            v[pos].bump();
-            self.last = pos;
-            self.total += 1;
+            // The bin is full: widen every entry, keeping every position
+            // (so `last` stays valid), and count again.
+            self.bins = match std::mem::take(&mut self.bins) {
+                Bins::Tiny(v) => Bins::Narrow(widened(&v)),
+                Bins::Narrow(v) => Bins::Wide(widened(&v)),
+                wide @ Bins::Wide(_) => wide, // never full: it saturates
+            };
         }
     }
 
