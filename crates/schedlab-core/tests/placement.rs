@@ -157,7 +157,10 @@ fn start_cpus_put_threads_where_a_host_run_started_them() {
 
     // Bad entries are one clear configuration error each.
     for (entry, expect) in [
-        (("nope", 1), "\"nope\" is no thread of test"),
+        (
+            ("nope", 1),
+            "\"nope\" is no thread the launcher of test creates",
+        ),
         (("hog-1", 4), "CPU 4 does not exist on a 4-CPU machine"),
     ] {
         let mut bad = cfg("eevdf", 4);

@@ -165,7 +165,7 @@ impl Simulator {
         for (name, cpu) in given {
             let Some(attrs) = threads.get(name) else {
                 return Err(SimError::Config(format!(
-                    "start_cpus: {name:?} is no thread of {} (expected a task name, or name-k for its k-th instance)",
+                    "start_cpus: {name:?} is no thread the launcher of {} creates (expected a task name, or name-k for its k-th instance)",
                     wl.source
                 )));
             };
