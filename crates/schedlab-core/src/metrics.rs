@@ -401,7 +401,6 @@ pub fn collect(
             activations.push((i, to_us(a.at), a.slack as f64 / 1000.0));
         }
         let nslack = slacks.len();
-        let (p50, p90, p99, p99_9) = (q(0.5), q(0.9), q(0.99), q(0.999));
         tasks.push(TaskMetrics {
             name: t.name.clone(),
             task: wl.tasks[t.def].name.clone(),
@@ -419,10 +418,10 @@ pub fn collect(
             wakeup_latency_min_us: to_us(wl_lat.min),
             wakeup_latency_avg_us: wl_lat.mean() / 1000.0,
             wakeup_latency_max_us: to_us(wl_lat.max),
-            wakeup_latency_p50_us: p50,
-            wakeup_latency_p90_us: p90,
-            wakeup_latency_p99_us: p99,
-            wakeup_latency_p99_9_us: p99_9,
+            wakeup_latency_p50_us: q(0.5),
+            wakeup_latency_p90_us: q(0.9),
+            wakeup_latency_p99_us: q(0.99),
+            wakeup_latency_p99_9_us: q(0.999),
             nvcsw: s.nvcsw,
             nivcsw: s.nivcsw,
             migrations: s.migrations,

@@ -25,11 +25,7 @@ impl Simulator {
         let d = &self.wl.tasks[def];
         let k = self.instance_counter[def];
         self.instance_counter[def] += 1;
-        let name = if d.instances == 1 && k == 0 {
-            d.name.clone()
-        } else {
-            format!("{}-{}", d.name, k)
-        };
+        let name = d.thread_name(k);
         let attrs = self.attrs_of(def, 0);
         let policy = attrs.policy.unwrap_or(self.wl.default_policy);
         let (nice, rt_priority) = policy.split_priority(attrs.priority);

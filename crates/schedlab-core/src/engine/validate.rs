@@ -154,12 +154,7 @@ impl Simulator {
         let mut threads: BTreeMap<String, &Attrs> = BTreeMap::new();
         for t in &wl.tasks {
             for k in 0..t.instances {
-                let name = if t.instances == 1 {
-                    t.name.clone()
-                } else {
-                    format!("{}-{k}", t.name)
-                };
-                threads.insert(name, &t.attrs);
+                threads.insert(t.thread_name(k), &t.attrs);
             }
         }
         for (name, cpu) in given {

@@ -251,6 +251,19 @@ pub struct TaskDef {
     pub daemon: bool,
 }
 
+impl TaskDef {
+    /// The name of this object's `k`-th thread (comm): the object's own
+    /// name when it has one instance, else `name-k` (rt-app's naming, and
+    /// the host runner's, host/plan.py).
+    pub fn thread_name(&self, k: u32) -> String {
+        if self.instances == 1 && k == 0 {
+            self.name.clone()
+        } else {
+            format!("{}-{k}", self.name)
+        }
+    }
+}
+
 /// A task group (cgroup) and its weight.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TaskGroupDef {
