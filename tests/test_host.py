@@ -399,6 +399,35 @@ def test_fidelity_replays_the_host_start(root, tmp_path):
         assert forked["sim"] < replayed["sim"] / 5, (name, replayed, forked)
 
 
+def test_fidelity_replays_a_legacy_workers_timer_grid(root, tmp_path):
+    """Host runs saved before 2026-11-27 counted a timer from the thread's first run (no
+    ``timer_base_ns`` in the worker's report): the replay starts such a periodic thread that much
+    later, so its 2 ms runs cross the ticks where the host's did. In the 2-vCPU suite of the
+    fifteenth session, tick-wait's ctl then waits for ticks as the host's did (p90 2655 against
+    2673 us; 14 us with the simulator's own grid), and a report of the current worker is left
+    alone."""
+    from schedlab import fidelity as fid
+
+    suite = root / "experiments/host-runs/2cpu-2026-11-26b/suite"
+    out = tmp_path / "f.json"
+    r = run("fidelity", "--host-from", str(suite), "--only", "tick-wait", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    w = json.loads(out.read_text())["workloads"]["tick-wait"]
+    assert [set(s) for s in w["timer_shifts_us"]] == [{"ctl"}] * 3
+    ctl = next(t for t in w["tasks"] if t["task"] == "ctl")
+    assert ctl["wakeup_latency_p90_us"]["ok"] is True, ctl
+    assert "replayed as delays: ctl " in r.stdout
+    doc = {"tasks": {"ctl": {"run": 2000, "timer": {"ref": "c", "period": 10000}},
+                     "hog": {"instance": 2, "run": 100, "timer": {"ref": "h", "period": 10000}}}}
+    legacy = {"start_ns": 1_000_000, "threads": {"ctl": {"started_ns": 1_300_400},
+                                                 "hog-0": {"started_ns": 1_500_000}}}
+    shifted, shifts = fid.legacy_timer_delays(doc, legacy)
+    assert shifts == {"ctl": 300} and shifted["tasks"]["ctl"]["delay"] == 300
+    assert "delay" not in doc["tasks"]["ctl"] and "delay" not in shifted["tasks"]["hog"]
+    current = {"start_ns": 1_000_000, "threads": {"ctl": {"started_ns": 1_300_400, "timer_base_ns": 1_000_000}}}
+    assert fid.legacy_timer_delays(doc, current) == (doc, {})
+
+
 def test_fidelity_judges_medians_of_several_host_runs():
     """With several host runs each figure is the median of the simulated values against the median
     of the host's, judged with the same tolerance, the host's range kept beside it."""
@@ -792,12 +821,14 @@ def test_a_periodic_threads_timer_counts_from_its_release_as_in_the_simulator(tm
     on every CPU the periodic thread first runs up to a slice late, which put its wakeups
     0.3-0.4 ms after the simulator's on the 2-vCPU VM, enough to decide whether its 2 ms run
     crosses a tick after its slice is used up. Its timer wakeups must fall within timer slack
-    and the wakeup path of the grid start + delay + k periods."""
+    and the wakeup path of the grid start + delay + k periods. (Absolute: a relative timer
+    restarts its grid after an overrun, which one stall of the VM causes.)"""
     trace = tmp_path / "t.txt"
     ncpu = len(os.sched_getaffinity(0))
     tasks, facts, m = _host_run(tmp_path, {"global": {"duration": 1},
                                            "tasks": {"ctl": {"loop": -1, "run": 2000, "delay": 1000,
-                                                             "timer": {"ref": "ctl", "period": 10000}},
+                                                             "timer": {"ref": "ctl", "period": 10000,
+                                                                       "mode": "absolute"}},
                                                      "hog": {"instance": 2 * ncpu, "run": 10_000_000}}},
                                 "--trace", str(trace))
     if facts.get("backend") != "tracefs":

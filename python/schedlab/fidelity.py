@@ -391,7 +391,7 @@ def fidelity(seconds: int = 3, machine: Optional[str] = None, only: Optional[Lis
             if only and name not in only:
                 continue
             about = saved[name][0].get("about", name) if host_from else (suite or SUITE)[name][0]
-            per_run, phases, background = [], [], []
+            per_run, phases, background, timer_shifts = [], [], [], []
             n = len(saved[name]) if host_from else host_runs
             for k in range(n):
                 rec = saved[name][k] if host_from else None
@@ -409,9 +409,9 @@ def fidelity(seconds: int = 3, machine: Optional[str] = None, only: Optional[Lis
                     if save_host:
                         _save_host_run(save_host, name, seq, about, k, doc, sched, metrics, info)
                 log(f"fidelity: {name} in the simulator ({sched}){tag}")
-                starts = host_start_cpus(metrics) if host_start else {}
-                sim = simulate(path, sched, ncpu, hz=info.get("hz") or 250, **topo,
-                               set=host.sim_tunables(info, tun), start_cpus=starts)
+                sim, shifts = _replay(path, doc, info, sched, ncpu, topo, host.sim_tunables(info, tun),
+                                      host_start_cpus(metrics) if host_start else {})
+                timer_shifts.append(shifts)
                 per_run.append(compare_run(dict(sim.metrics), metrics))
                 phases.append(info.get("tick_phase_ns"))
                 # What sim_tunables replayed (a profile's own noise wins over it).
@@ -420,6 +420,8 @@ def fidelity(seconds: int = 3, machine: Optional[str] = None, only: Optional[Lis
                 continue
             w = {"about": about, "scheduler": sched, "tick_phase_ns": phases[0], **merge_runs(per_run),
                  "background": background}
+            if any(timer_shifts):
+                w["timer_shifts_us"] = timer_shifts
             if len(per_run) > 1:
                 w["tick_phases_ns"] = phases
                 w["per_run"] = per_run
@@ -427,6 +429,45 @@ def fidelity(seconds: int = 3, machine: Optional[str] = None, only: Optional[Lis
         if host_from:
             out["host_runs"] = max((len(rs) for rs in saved.values()), default=0)
     return out
+
+
+def _replay(path: str, doc: dict, info: Dict[str, Any], sched: str, ncpu: int, topo: Dict[str, int],
+            tunables: Dict[str, int], starts: Dict[str, int]) -> Tuple[Any, Dict[str, int]]:
+    """One host run simulated as it ran (``path`` holds ``doc``; rewritten when a legacy worker's
+    timers need delays): the result and those delays."""
+    sim_doc, shifts = legacy_timer_delays(doc, info)
+    if shifts:
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(sim_doc, f)
+    return simulate(path, sched, ncpu, hz=info.get("hz") or 250, **topo, set=tunables,
+                    start_cpus=starts), shifts
+
+
+def legacy_timer_delays(doc: dict, info: Dict[str, Any]) -> Tuple[dict, Dict[str, int]]:
+    """A saved host run whose worker counted a thread's timers from the thread's first run (reports
+    without ``timer_base_ns``, before 2026-11-27) rather than from its release, the simulator's
+    rule (docs/model.md, "Timer reference"): the workload with each such periodic thread's
+    ``delay`` set to when it first ran (``started_ns`` after the run's start, in us), so that the
+    simulated thread starts and keeps its grid where the host's did, and {thread: delay}. Only a
+    task object of one instance can carry its thread's own delay; others are left as they are.
+    Runs from the current worker give the workload back unchanged and {}."""
+    threads, start = info.get("threads") or {}, info.get("start_ns")
+    tasks = doc.get("tasks") if isinstance(doc.get("tasks"), dict) else {}
+    shifts: Dict[str, int] = {}
+    for name, obj in tasks.items():
+        t = threads.get(name)
+        if (not isinstance(t, dict) or "timer_base_ns" in t or t.get("started_ns") is None
+                or start is None or int(obj.get("instance", 1)) != 1 or '"timer"' not in json.dumps(obj)):
+            continue
+        late_us = round((int(t["started_ns"]) - int(start)) / 1000)
+        if late_us > int(obj.get("delay", 0)):
+            shifts[name] = late_us
+    if not shifts:
+        return doc, {}
+    out = json.loads(json.dumps(doc))
+    for name, us in shifts.items():
+        out["tasks"][name]["delay"] = us
+    return out, shifts
 
 
 def host_start_cpus(metrics: dict) -> Dict[str, int]:
@@ -502,6 +543,11 @@ def table(f: Dict[str, Any]) -> str:
                               + ("*" if b.get("noise_per_cpu") and "*" in where else "")
                               if b else "none" for b in bg)
             lines.append(f"  simulated with the host's other load as OS noise ({where}): {runs}")
+        shifts = w.get("timer_shifts_us") or []
+        if any(shifts):
+            runs = " / ".join(", ".join(f"{n} {us} us" for n, us in sh.items()) or "none" for sh in shifts)
+            lines.append("  timers counted from each thread's first run on the host (a worker before "
+                         f"2026-11-27), replayed as delays: {runs}")
         if "tick_phases_ns" in w:
             lines.append(f"  judged figures whose host range alone is wider than their tolerance: {wide}")
             unsteady += wide

@@ -298,6 +298,10 @@ pub fn run_thread(
     Ok(serde_json::json!({
         "thread": t.name, "tid": tid, "loops": loops, "cpu_ns": cpu, "overruns": overruns,
         "started_ns": first, "finished_ns": finished_ns,
+        // Where its timers' grid starts (the release): reports without it
+        // come from workers that counted from `started_ns` (fidelity.py
+        // replays those with the difference as a delay).
+        "timer_base_ns": release,
         // CPU time of the program beyond its `run` work: the worker's own
         // overhead (sleep / timer / yield / futex calls, clock reads; with
         // `runtime` events, their busy time too).
