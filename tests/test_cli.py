@@ -293,3 +293,29 @@ def test_trace_import_with_hz_counts_cpu_time_as_the_kernel(tmp_path):
     assert cpu == {None: 100.0, 250: 120.0}
     r = run("trace", "import", str(trace), "--hz", "0")
     assert r.returncode == 2 and "--hz" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_run_starts_threads_where_asked(tmp_path):
+    """--start-cpus puts named threads on CPUs instead of the fork path's choice; --start-from takes
+    them from a host run's metrics (first_cpu), and --start-cpus wins over it; a bad entry, an
+    unknown thread or a malformed host file is one clear error, exit 2."""
+    wl = tmp_path / "w.json"
+    wl.write_text(json.dumps({"global": {"duration": 1}, "tasks": {"hog": {"instance": 3, "run": 1000000}}}))
+    out = tmp_path / "m.json"
+
+    def firsts(*extra):
+        r = run("run", str(wl), "--cpus", "2", "--json", str(out), "--quiet", *extra)
+        assert r.returncode == 0, r.stderr
+        return {t["name"]: t["first_cpu"] for t in json.loads(out.read_text())["tasks"]}
+
+    assert firsts() == {"hog-0": 0, "hog-1": 1, "hog-2": 0}
+    assert firsts("--start-cpus", "hog-0=1,hog-1=1") == {"hog-0": 1, "hog-1": 1, "hog-2": 0}
+    host = tmp_path / "host.json"
+    host.write_text(json.dumps({"tasks": [{"name": f"hog-{i}", "first_cpu": 0} for i in range(3)]}))
+    assert firsts("--start-from", str(host), "--start-cpus", "hog-2=1") == {"hog-0": 0, "hog-1": 0, "hog-2": 1}
+    for extra, says in ((["--start-cpus", "hog-0"], "expected THREAD=CPU"),
+                        (["--start-cpus", "hog-9=1"], '"hog-9" is no thread'),
+                        (["--start-cpus", "hog-0=7"], "hog-0"),
+                        (["--start-from", str(wl)], "$.tasks")):
+        r = run("run", str(wl), "--cpus", "2", "--quiet", *extra)
+        assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr, (extra, r.stderr)

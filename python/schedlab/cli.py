@@ -18,7 +18,7 @@ from .report import compare_table, registry_markdown, task_table
 # (issue 18), and every annotation here is a string (`from __future__ import annotations`).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import List, Optional, Sequence, Tuple
+    from typing import Dict, List, Optional, Sequence, Tuple
 
 
 class _Progress:
@@ -104,6 +104,37 @@ def _check_run_args(a: argparse.Namespace, names: List[str]) -> None:
             _writable(out)
 
 
+def _start_cpus_of(a: argparse.Namespace) -> Dict[str, int]:
+    """--start-from's first CPUs, then --start-cpus' (which win); the simulator checks the names
+    and CPUs (an unknown thread or a CPU off the machine is one ConfigError)."""
+    starts: Dict[str, int] = {}
+    if a.start_from:
+        import json
+
+        from .fidelity import host_start_cpus
+
+        try:
+            with open(a.start_from, encoding="utf-8") as f:
+                doc = json.load(f)
+        except OSError as e:
+            raise _native.ConfigError(f"{a.start_from}: {e.strerror}") from None
+        except ValueError as e:
+            raise _native.ConfigError(f"{a.start_from}: not JSON: {e}") from None
+        tasks = doc.get("tasks") if isinstance(doc, dict) else None
+        if not isinstance(tasks, list) or not all(isinstance(t, dict) for t in tasks):
+            raise _native.ConfigError(f"{a.start_from}: $.tasks: expected the list of task metrics of a "
+                                      "host run ('schedlab host run --json')")
+        for i, t in enumerate(tasks):
+            cpu = t.get("first_cpu")
+            if cpu is not None and (isinstance(cpu, bool) or not isinstance(cpu, int) or cpu < 0):
+                raise _native.ConfigError(f"{a.start_from}: $.tasks[{i}].first_cpu: expected a CPU number "
+                                          f"or null, got {cpu!r}")
+        starts.update(host_start_cpus({"tasks": tasks}))
+    for group in a.start_cpus:
+        starts.update(dict(group))
+    return starts
+
+
 def _write_run_outputs(a: argparse.Namespace, names: List[str], results: List[SimResult]) -> None:
     """Traces and the metrics JSON of a run; on an error nothing this run wrote is left."""
     written: List[str] = []
@@ -148,6 +179,7 @@ def _cmd_run(a: argparse.Namespace) -> int:
     if a.duration:
         parse_duration(a.duration)  # a bad value fails before any run starts
     fairness = [x for x in (a.fairness or "").split(",") if x]
+    starts = _start_cpus_of(a)
     results: List[SimResult] = []
     show = not a.quiet and sys.stderr.isatty()
     for i, name in enumerate(names):
@@ -164,7 +196,7 @@ def _cmd_run(a: argparse.Namespace) -> int:
                            trace=bool(a.trace), fairness_tasks=fairness, progress=bar,
                            capacity=a.capacity, freq_mhz=a.freq, dl_policy=a.dl_policy,
                            governor=a.governor, freq_levels_mhz=a.freq_levels, hotplug=a.hotplug,
-                           zero_costs=a.zero_costs)
+                           zero_costs=a.zero_costs, start_cpus=starts or None)
         finally:
             bar.done()
         results.append(res)

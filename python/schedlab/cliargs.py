@@ -42,6 +42,20 @@ def _int_list(v: str) -> List[int]:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {v!r}") from None
 
 
+def _start_cpus(v: str) -> List[Tuple[str, int]]:
+    out = []
+    for item in (x.strip() for x in v.split(",") if x.strip()):
+        name, eq, cpu = item.rpartition("=")
+        try:
+            if not eq or not name:
+                raise ValueError
+            out.append((name, int(cpu)))
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected THREAD=CPU (a thread's name as in the metrics: hog-3=5), got {item!r}") from None
+    return out
+
+
 def _freq_list(v: str) -> List[Tuple[int, int]]:
     out = []
     for item in (x.strip() for x in v.split(",") if x.strip()):
@@ -116,6 +130,11 @@ def _add_run(sub) -> None:
                    help="format of --trace (default: perfetto for .pftrace names, else ftrace text)")
     r.add_argument("--json", metavar="FILE", help="write all metrics as JSON")
     r.add_argument("--fairness", help="comma-separated tasks for Jain's index (default all)")
+    r.add_argument("--start-cpus", type=_start_cpus, action="append", default=[], metavar="THREAD=CPU[,...]",
+                   help="start these threads on these CPUs instead of where the fork path puts them")
+    r.add_argument("--start-from", metavar="HOST.json",
+                   help="start each thread where it first ran in a host run (the metrics JSON of "
+                        "'schedlab host run --json'); --start-cpus entries win")
     r.add_argument("--quiet", action="store_true", help="no table, no progress bar")
 
 
