@@ -87,14 +87,35 @@ impl Simulator {
     /// Work rate of task `t` on `cpu` relative to the calibration CPU
     /// (exectime.rs: capacity, frequency and memory intensity).
     fn rate(&self, cpu: CpuId, t: TaskId) -> (u128, u128) {
+        if self.unit_progress_rate(cpu, t)
+            && (self.smt_pct == 100 || !self.m.topo.has_smt() || self.smt_factor(cpu) == (1, 1))
+        {
+            // No busy SMT sibling slows it either: the products below
+            // would reduce to n = d.
+            return (1, 1);
+        }
+        let (cn, cd) = self.calib_rate;
         let (n, d) = crate::exectime::progress_rate(
             self.m.topo.cpu(cpu),
             self.m.freq(cpu),
             self.m.tasks[t].mem_ppm,
         );
-        let (cn, cd) = self.calib_rate;
         let (sn, sd) = self.smt_factor(cpu);
         (n * cd as u128 * sn, d * cn as u128 * sd)
+    }
+
+    /// Whether `t`'s work progresses on `cpu` at exactly the calibration
+    /// rate before SMT: the usual machine (a full-capacity CPU at its top
+    /// frequency, the calibration CPU's speed, no memory stalls), where
+    /// `exectime::progress_rate` and the calibration cancel out. The
+    /// timing paths then skip their u128 products (a hot path).
+    pub(crate) fn unit_progress_rate(&self, cpu: CpuId, t: TaskId) -> bool {
+        let (cn, cd) = self.calib_rate;
+        let c = self.m.topo.cpu(cpu);
+        cn == cd
+            && self.m.tasks[t].mem_ppm == 0
+            && c.capacity == crate::topology::CAPACITY_SCALE
+            && self.m.freq(cpu) == c.max_freq_khz
     }
 
     /// Start (or restart) the current task's busy segment on `cpu`.

@@ -29,6 +29,26 @@ pub(crate) fn later(now: Ns, ns: Ns) -> Ns {
     now.saturating_add(ns)
 }
 
+/// Per CPU, what `next_work_chunk` bounds a chunk by at the unit rate
+/// (`Simulator::unit_progress_rate`): there num = den = 1024 · max
+/// frequency · PPM · the calibration's denominator, and the bound is
+/// `u128::MAX / num / CHUNK_MARGIN` as in the general case (above `room`,
+/// so no bound, when num < 2^64).
+pub(super) fn unit_chunk_rooms(
+    topo: &crate::topology::Topology,
+    calib_rate: (u64, u64),
+) -> Vec<u64> {
+    (0..topo.nr_cpus())
+        .map(|c| {
+            let num = crate::topology::CAPACITY_SCALE as u128
+                * topo.cpu(c).max_freq_khz as u128
+                * crate::exectime::PPM as u128
+                * calib_rate.1 as u128;
+            (u128::MAX / num.max(1) / CHUNK_MARGIN).min(u64::MAX as u128) as u64
+        })
+        .collect()
+}
+
 impl Simulator {
     /// Scale an rt-app `run` duration into reference work units.
     fn run_work(&self, ns: Ns) -> u64 {
@@ -50,6 +70,13 @@ impl Simulator {
             return;
         }
         let cpu = self.m.tasks[t].cpu;
+        if self.unit_progress_rate(cpu, t) {
+            // num = den below: the same hand-out without the u128 products
+            // (room·num/den = room, bounded by the products' room).
+            let room = (Ns::MAX - self.m.now) / CHUNK_SLOWDOWN as Ns;
+            self.hand_out_work(t, left, room.min(self.unit_chunk_room[cpu]));
+            return;
+        }
         let (n, d) = crate::exectime::progress_rate(
             self.m.topo.cpu(cpu),
             self.m.freq(cpu),

@@ -131,6 +131,9 @@ pub struct Simulator {
     /// Ticks counted without running (`quiet_skipped`).
     quiet_skipped: u64,
     calib_rate: (u64, u64),
+    /// Per CPU, the largest chunk of work handed out at the unit rate
+    /// (exec.rs `unit_chunk_rooms`).
+    unit_chunk_room: Vec<u64>,
     ns_per_loop: Option<u64>,
     instance_counter: Vec<u32>,
     /// Launcher threads placed by name (`SimConfig::start_cpus`).
@@ -235,6 +238,7 @@ impl Simulator {
             }
             Calibration::NsPerLoop(n) => ((1, 1), Some(n)),
         };
+        let unit_chunk_room = exec::unit_chunk_rooms(&topo, calib_rate);
         noise::add_noise_threads(&mut wl, &tunables, cfg.cpus);
         let autogroup = tunables.get("autogroup").unwrap_or(0) != 0;
         let limit = |k: &str, d: i64| tunables.get(k).unwrap_or(d).max(1);
@@ -297,6 +301,7 @@ impl Simulator {
             end,
             finished_at: None,
             calib_rate,
+            unit_chunk_room,
             ns_per_loop,
             instance_counter: vec![0; wl.tasks.len()],
             start_cpus,

@@ -42,7 +42,12 @@ impl SegmentEnds {
         self.tree[i] = leaf;
         while i > 1 {
             i /= 2;
-            self.tree[i] = self.tree[2 * i].min(self.tree[2 * i + 1]);
+            let min = self.tree[2 * i].min(self.tree[2 * i + 1]);
+            if self.tree[i] == min {
+                // Unchanged here, so unchanged above.
+                break;
+            }
+            self.tree[i] = min;
         }
     }
 
