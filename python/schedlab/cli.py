@@ -390,7 +390,15 @@ def _sim_and_host(a: argparse.Namespace) -> Tuple[dict, dict]:
     from .fidelity import host_start_cpus
 
     starts = {} if a.fork_start else host_start_cpus(hm)
-    sim = simulate(a.workload, sched, len(info["cpus"]), hz=info.get("hz") or 250,
+    workload = a.workload
+    if not a.flat_replay and info.get("isolated_in"):
+        # As `schedlab fidelity`: the workload inside the group the host runner isolated it in.
+        from . import rtapp_json
+        from .fidelity import isolated_doc
+
+        with open(a.workload, encoding="utf-8") as f:
+            workload = isolated_doc(rtapp_json.loads(f.read()), info)
+    sim = simulate(workload, sched, len(info["cpus"]), hz=info.get("hz") or 250,
                    set=host.sim_tunables(info, tun), start_cpus=starts)
     return dict(sim.metrics), hm
 
@@ -561,7 +569,7 @@ def _cmd_fidelity(a: argparse.Namespace) -> int:
     try:
         f = fid.fidelity(a.seconds, a.machine, only, log=lambda s: print(s, file=sys.stderr),
                          host_runs=a.host_runs, suite=suite, save_host=a.save_host, host_from=a.host_from,
-                         host_start=not a.fork_start)
+                         host_start=not a.fork_start, host_group=not a.flat_replay)
     except HostError as e:
         print(f"schedlab: error: {e}", file=sys.stderr)
         return 2

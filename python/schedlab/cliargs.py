@@ -253,6 +253,9 @@ def _add_compare(sub) -> None:
     cp.add_argument("--fork-start", action="store_true",
                     help="with --workload: start the simulated threads where the fork path puts them, not "
                          "where the host's first ran (the start is not modelled: docs/model.md, Known gaps)")
+    cp.add_argument("--flat-replay", action="store_true",
+                    help="with --workload: simulate the workload at the root beside the host's other load, "
+                         "not inside the high-weight group the host runner isolated it in")
 
 
 def _add_calibrate(sub) -> None:
@@ -303,6 +306,9 @@ def _add_fidelity(sub) -> None:
     fi.add_argument("--fork-start", action="store_true",
                     help="start the simulated threads where the fork path puts them, not where each host "
                          "run's threads first ran (the start is not modelled: docs/model.md, Known gaps)")
+    fi.add_argument("--flat-replay", action="store_true",
+                    help="simulate the workload at the root beside the host's other load, not inside the "
+                         "high-weight group the host runner isolated it in")
 
 
 def _add_sweep(sub) -> None:

@@ -23,6 +23,10 @@ that run's tick phase, and judges the median of the simulated figures against th
 host's; the host's range is kept beside each figure (``host_min``, ``host_max``), and the table
 counts the figures whose host range alone is wider than their tolerance.
 
+The host runner isolates the workload in one high-weight group (host/cgroups.py); the replay nests
+it (and its own task groups) in such a group too, with the replayed other load outside at the root,
+as on the host (``isolated_doc``; ``--flat-replay``: the workload at the root beside it).
+
 ``--save-host DIR`` also keeps every host run (the workload document as it ran, the matching
 simulator model, the run's metrics and facts) and the machine's facts in DIR; ``--host-from DIR``
 judges such saved runs again, on any machine and without root, each simulated as it ran there (its
@@ -353,7 +357,7 @@ def fidelity(seconds: int = 3, machine: Optional[str] = None, only: Optional[Lis
              log: Callable[[str], None] = lambda s: None, host_runs: int = 1,
              suite: Optional[Dict[str, Tuple[str, Callable[[int, int], dict]]]] = None,
              save_host: Optional[str] = None, host_from: Optional[str] = None,
-             host_start: bool = True) -> Dict[str, Any]:
+             host_start: bool = True, host_group: bool = True) -> Dict[str, Any]:
     """Run the suite (the fixed SUITE, or ``suite``: workload_files, whose own durations hold and
     ``seconds`` is None) on the host (root) and in the simulator (``host_runs`` times each, judged
     by medians); the judgements per workload. ``save_host``: also write each host run (and the
@@ -378,7 +382,8 @@ def fidelity(seconds: int = 3, machine: Optional[str] = None, only: Optional[Lis
     topo = sim_topology(facts.get("topology") or {}, ncpu)
     out: Dict[str, Any] = {"cpus": ncpu, "seconds": None if suite or host_from else seconds,
                            "machine": machine, "host_runs": host_runs, "topology": topo, "workloads": {},
-                           "kernel": facts.get("kernel"), "host_from": host_from, "host_start": host_start}
+                           "kernel": facts.get("kernel"), "host_from": host_from, "host_start": host_start,
+                           "host_group": host_group}
     names = list(saved) if host_from else list(suite or SUITE)
     unknown = [x for x in only or [] if x not in names]
     if unknown:
@@ -410,7 +415,7 @@ def fidelity(seconds: int = 3, machine: Optional[str] = None, only: Optional[Lis
                         _save_host_run(save_host, name, seq, about, k, doc, sched, metrics, info)
                 log(f"fidelity: {name} in the simulator ({sched}){tag}")
                 sim, shifts = _replay(path, doc, info, sched, ncpu, topo, host.sim_tunables(info, tun),
-                                      host_start_cpus(metrics) if host_start else {})
+                                      host_start_cpus(metrics) if host_start else {}, host_group)
                 timer_shifts.append(shifts)
                 per_run.append(compare_run(dict(sim.metrics), metrics))
                 phases.append(info.get("tick_phase_ns"))
@@ -432,15 +437,53 @@ def fidelity(seconds: int = 3, machine: Optional[str] = None, only: Optional[Lis
 
 
 def _replay(path: str, doc: dict, info: Dict[str, Any], sched: str, ncpu: int, topo: Dict[str, int],
-            tunables: Dict[str, int], starts: Dict[str, int]) -> Tuple[Any, Dict[str, int]]:
+            tunables: Dict[str, int], starts: Dict[str, int], host_group: bool = True
+            ) -> Tuple[Any, Dict[str, int]]:
     """One host run simulated as it ran (``path`` holds ``doc``; rewritten when a legacy worker's
-    timers need delays): the result and those delays."""
+    timers need delays or the run's group is replayed): the result and those delays."""
     sim_doc, shifts = legacy_timer_delays(doc, info)
-    if shifts:
+    if host_group:
+        sim_doc = isolated_doc(sim_doc, info)
+    if sim_doc is not doc:
         with open(path, "w", encoding="utf-8") as f:
             json.dump(sim_doc, f)
     return simulate(path, sched, ncpu, hz=info.get("hz") or 250, **topo, set=tunables,
                     start_cpus=starts), shifts
+
+
+RUN_GROUP = "/schedlab-run"
+
+
+def isolated_doc(doc: dict, info: Dict[str, Any]) -> dict:
+    """The workload inside one high-weight task group where the host run isolated it so
+    (``isolated_in``; host/cgroups.py: cpu.shares 262144 on cgroup v1, cpu.weight 10000 = 102400
+    shares on v2): its own groups nest below it, and the replayed other load (host.sim_tunables'
+    noise threads) stays at the root, as the host's other threads did. Why: at the root beside the
+    workload, a noise thread waking competes with the workload's threads as an equal and preempts
+    them at once where the host's other threads, facing the run group's weight, ran only when the
+    group's entity turned ineligible. ``doc`` itself for a run that was not isolated."""
+    if not info.get("isolated_in"):
+        return doc
+    v1 = (info.get("cgroup") or {}).get("flavour") == "v1"
+    out = json.loads(json.dumps(doc))
+    glob = out.setdefault("global", {})
+    groups = {RUN_GROUP: {"shares": 262144 if v1 else 102400}}
+    for g, v in (glob.get("taskgroups") or {}).items():
+        groups[RUN_GROUP + "/" + g.strip("/")] = v
+    glob["taskgroups"] = groups
+
+    def nest(obj: dict) -> None:
+        g = obj.get("taskgroup")
+        obj["taskgroup"] = RUN_GROUP + ("/" + g.strip("/") if g and g.strip("/") else "")
+        for ph in (obj.get("phases") or {}).values():
+            if isinstance(ph, dict) and "taskgroup" in ph:
+                p = ph["taskgroup"]
+                ph["taskgroup"] = RUN_GROUP + ("/" + p.strip("/") if p and p.strip("/") else "")
+
+    for obj in (out.get("tasks") or {}).values():
+        if isinstance(obj, dict):
+            nest(obj)
+    return out
 
 
 def legacy_timer_delays(doc: dict, info: Dict[str, Any]) -> Tuple[dict, Dict[str, int]]:
@@ -477,6 +520,10 @@ def host_start_cpus(metrics: dict) -> Dict[str, int]:
             if t.get("first_cpu") is not None and t.get("name")}
 
 
+GROUPED = "; the workload in the host run's high-weight group, its other load outside"
+FLAT = "; the workload at the root beside its other load (--flat-replay)"
+
+
 def table(f: Dict[str, Any]) -> str:
     def cell(j: Dict[str, Any], num: Callable[[Optional[float]], str] = _num) -> str:
         if j["host"] is None:
@@ -500,6 +547,7 @@ def table(f: Dict[str, Any]) -> str:
              + (f", host runs saved in {f['host_from']} ({f.get('kernel')})" if f.get("host_from") else "")
              + ("; threads start where each host run's first ran" if f.get("host_start", True)
                 else "; threads start where the fork path puts them (--fork-start)")
+             + (GROUPED if f.get("host_group", True) else FLAT)
              + "; tolerances: CPU time 3 %, ivcsw 10 %, latency p50 50 %, p90/p99 25 % (tasks waking "
              f">= {WAKEUP_HEAVY} times), migrations 2x, Jain 1 % (8+ CPUs)"]
     heads = ["cpu ms", "ivcsw", "lat p50", "lat p90", "lat p99"]
