@@ -250,12 +250,17 @@ def _add_compare(sub) -> None:
     cp.add_argument("--json", metavar="FILE", help="write the comparison as JSON")
     cp.add_argument("--machine", metavar="PROFILE",
                     help="with --workload: simulate with this machine profile's wakeup-path tunables")
-    cp.add_argument("--fork-start", action="store_true",
-                    help="with --workload: start the simulated threads where the fork path puts them, not "
-                         "where the host's first ran (the start is not modelled: docs/model.md, Known gaps)")
-    cp.add_argument("--flat-replay", action="store_true",
-                    help="with --workload: simulate the workload at the root beside the host's other load, "
-                         "not inside the high-weight group the host runner isolated it in")
+    _add_replay_flags(cp, "with --workload: ")
+
+
+def _add_replay_flags(p, scope: str) -> None:
+    """How a host run is replayed in the simulator (`compare --workload`, `fidelity`)."""
+    p.add_argument("--fork-start", action="store_true",
+                   help=f"{scope}start the simulated threads where the fork path puts them, not where the "
+                        "host's threads first ran (the start is not modelled: docs/model.md, Known gaps)")
+    p.add_argument("--flat-replay", action="store_true",
+                   help=f"{scope}simulate the workload at the root beside the host's other load, not inside "
+                        "the high-weight group the host runner isolated it in")
 
 
 def _add_calibrate(sub) -> None:
@@ -303,12 +308,7 @@ def _add_fidelity(sub) -> None:
     fi.add_argument("--host-from", metavar="DIR",
                     help="judge against the host runs saved in DIR by --save-host instead of running the "
                          "host (no root needed; each workload as it ran there, on that machine's CPUs)")
-    fi.add_argument("--fork-start", action="store_true",
-                    help="start the simulated threads where the fork path puts them, not where each host "
-                         "run's threads first ran (the start is not modelled: docs/model.md, Known gaps)")
-    fi.add_argument("--flat-replay", action="store_true",
-                    help="simulate the workload at the root beside the host's other load, not inside the "
-                         "high-weight group the host runner isolated it in")
+    _add_replay_flags(fi, "")
 
 
 def _add_sweep(sub) -> None:

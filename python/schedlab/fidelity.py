@@ -464,25 +464,26 @@ def isolated_doc(doc: dict, info: Dict[str, Any]) -> dict:
     group's entity turned ineligible. ``doc`` itself for a run that was not isolated."""
     if not info.get("isolated_in"):
         return doc
+    from .host.cgroups import ISOLATE_SHARES, ISOLATE_WEIGHT
+
+    def under_run(g: Optional[str]) -> str:
+        inner = (g or "").strip("/")
+        return RUN_GROUP + ("/" + inner if inner else "")
+
     v1 = (info.get("cgroup") or {}).get("flavour") == "v1"
     out = json.loads(json.dumps(doc))
     glob = out.setdefault("global", {})
-    groups = {RUN_GROUP: {"shares": 262144 if v1 else 102400}}
-    for g, v in (glob.get("taskgroups") or {}).items():
-        groups[RUN_GROUP + "/" + g.strip("/")] = v
+    # cgroup2's weight as the kernel turns it into shares (weight · 1024 / 100).
+    groups = {RUN_GROUP: {"shares": ISOLATE_SHARES if v1 else ISOLATE_WEIGHT * 1024 // 100}}
+    groups.update({under_run(g): v for g, v in (glob.get("taskgroups") or {}).items()})
     glob["taskgroups"] = groups
-
-    def nest(obj: dict) -> None:
-        g = obj.get("taskgroup")
-        obj["taskgroup"] = RUN_GROUP + ("/" + g.strip("/") if g and g.strip("/") else "")
+    for obj in (out.get("tasks") or {}).values():
+        if not isinstance(obj, dict):
+            continue
+        obj["taskgroup"] = under_run(obj.get("taskgroup"))
         for ph in (obj.get("phases") or {}).values():
             if isinstance(ph, dict) and "taskgroup" in ph:
-                p = ph["taskgroup"]
-                ph["taskgroup"] = RUN_GROUP + ("/" + p.strip("/") if p and p.strip("/") else "")
-
-    for obj in (out.get("tasks") or {}).values():
-        if isinstance(obj, dict):
-            nest(obj)
+                ph["taskgroup"] = under_run(ph["taskgroup"])
     return out
 
 
