@@ -314,9 +314,11 @@ impl Fair {
     }
 
     fn update_curr_chain(&mut self, m: &mut Machine, t: TaskId) {
-        for s in self.chain(self.task_se[t]) {
+        let mut up = Some(self.task_se[t]);
+        while let Some(s) = up {
             let rq = self.se[s].cfs_rq;
             self.update_curr(m, rq);
+            up = self.se[s].parent;
         }
     }
 
@@ -350,10 +352,12 @@ impl Fair {
     }
 
     fn h_nr_add(&mut self, se: SeId, delta: i32) {
-        for s in self.chain(se) {
+        let mut up = Some(se);
+        while let Some(s) = up {
             let rq = self.se[s].cfs_rq;
             let h = &mut self.cfs[rq].h_nr_running;
             *h = (*h as i32 + delta) as u32;
+            up = self.se[s].parent;
         }
     }
 
@@ -652,27 +656,29 @@ impl SchedClass for Fair {
         // queued fair task: every task has a fair entity (set up at fork),
         // and walking an RT or ext task's path would leave prev's group
         // entities current in their queues.
-        let next_chain = match next {
-            Some(n)
-                if self.task_se.get(n).is_some_and(|s| {
-                    self.se[*s].on_rq && self.cpu_of_rq(self.se[*s].cfs_rq) == cpu
-                }) =>
-            {
-                Some(self.chain(self.task_se[n]))
-            }
-            _ => None,
-        };
+        let next_se = next.and_then(|n| self.task_se.get(n).copied()).filter(|s| {
+            self.se[*s].on_rq && self.cpu_of_rq(self.se[*s].cfs_rq) == cpu
+        });
+        // (Parents are read as the walks go, not copied into a `Chain`
+        // first: put_prev runs at every switch; nothing here reparents.)
         let on_next_path = |me: &Self, rq: RqId| {
-            next_chain
-                .as_ref()
-                .is_some_and(|c| c.as_slice().iter().any(|s| me.se[*s].cfs_rq == rq))
+            let mut up = next_se;
+            while let Some(s) = up {
+                if me.se[s].cfs_rq == rq {
+                    return true;
+                }
+                up = me.se[s].parent;
+            }
+            false
         };
-        for s in self.chain(self.task_se[prev]) {
+        let mut up = Some(self.task_se[prev]);
+        while let Some(s) = up {
             let rq = self.se[s].cfs_rq;
             self.put_prev_entity(m, rq, s);
             if on_next_path(self, rq) {
                 break;
             }
+            up = self.se[s].parent;
         }
         if let Some(u) = self.task_util.get_mut(prev) {
             u.update(m.now, 1024); // it ran since it was set next
@@ -715,7 +721,9 @@ impl SchedClass for Fair {
     }
 
     fn task_tick(&mut self, m: &mut Machine, _cpu: CpuId, curr: TaskId) {
-        for s in self.chain(self.task_se[curr]) {
+        let mut up = Some(self.task_se[curr]);
+        while let Some(s) = up {
+            up = self.se[s].parent;
             let rq = self.se[s].cfs_rq;
             self.update_curr(m, rq);
             self.rq_pelt(m, rq);
