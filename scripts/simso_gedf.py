@@ -4,11 +4,16 @@ Runs inside a virtualenv that has SimSo (``bash scripts/simso_venv.sh`` makes
 ``.venv-simso``); ``python -m schedlab.bench --simso`` calls it. The task set
 is seed 001's case 2 with S0 = 230 ms (the ILLF experiment's SimSo cross-check,
 experiments/illf.json "crosscheck"): 16 periodic tasks, WCET 5i ms,
-D = T = 5i + 230 ms, on CPUS identical CPUs, for SECONDS. Prints one JSON line:
-jobs released and completed, and the CPU seconds of the simulation alone
+D = T = 5i + 230 ms, on CPUS identical CPUs, for SECONDS. With ``--wide`` the
+task set is issue 18's large one instead (``schedlab.benchsuite.gedf_wide``,
+the same formula): TASKS tasks with T = 200 + 10 (i mod 40) ms and
+WCET = 20 + 2 (i mod 17) ms (D = T), about 45.6 CPUs of load at 500 tasks,
+which the kernel's SCHED_DEADLINE admission control accepts on 64 CPUs (seed
+001's set at 500 tasks would need hundreds). Prints one JSON line: jobs
+released and completed, and the CPU seconds of the simulation alone
 (building the model and running it; imports excluded).
 
-Usage: python scripts/simso_gedf.py SECONDS [CPUS] [TASKS]
+Usage: python scripts/simso_gedf.py SECONDS [CPUS] [TASKS] [--wide]
 """
 
 import contextlib
@@ -21,17 +26,26 @@ from simso.configuration import Configuration
 from simso.core import Model
 
 
+def shape(i, wide):
+    """(period, wcet) of task i, ms."""
+    if wide:
+        return 200 + 10 * (i % 40), 20 + 2 * (i % 17)
+    return 5 * i + 230, 5 * i
+
+
 def main():
-    seconds = float(sys.argv[1])
-    cpus = int(sys.argv[2]) if len(sys.argv) > 2 else 4
-    tasks = int(sys.argv[3]) if len(sys.argv) > 3 else 16
+    wide = "--wide" in sys.argv
+    args = [a for a in sys.argv[1:] if a != "--wide"]
+    seconds = float(args[0])
+    cpus = int(args[1]) if len(args) > 1 else 4
+    tasks = int(args[2]) if len(args) > 2 else 16
     t0 = time.process_time()
     cfg = Configuration()
     cfg.duration = int(seconds * 1000 * cfg.cycles_per_ms)
     for i in range(1, tasks + 1):
-        period = 5 * i + 230
+        period, wcet = shape(i, wide)
         cfg.add_task(name=f"t{i}", identifier=i, period=period, activation_date=0,
-                     wcet=5 * i, deadline=period, abort_on_miss=False)
+                     wcet=wcet, deadline=period, abort_on_miss=False)
     for c in range(cpus):
         cfg.add_processor(name=f"CPU {c}", identifier=c + 1)
     cfg.scheduler_info.clas = "simso.schedulers.EDF"

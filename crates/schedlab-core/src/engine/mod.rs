@@ -125,6 +125,10 @@ pub struct Simulator {
     /// `state_gen` it was computed at: quiet ticks change nothing, so the
     /// horizon holds until the next event that is handled.
     quiet_cache: Vec<(u64, Ns)>,
+    /// (generation, CPUs, horizon) of the idle balancer's part of the
+    /// quiet horizon (nohz.rs `stopped_quiet_until`): the same for every
+    /// ticking CPU that kicks it at one generation, so computed once.
+    ilb_quiet_cache: Option<(u64, CpuSet, Ns)>,
     /// Handled events so far (a quiet tick is not handled): the state's
     /// generation for `quiet_cache`.
     state_gen: u64,
@@ -292,6 +296,7 @@ impl Simulator {
             last_ilb: None,
             quiet_ticks: true,
             quiet_cache: vec![(u64::MAX, 0); cfg.cpus],
+            ilb_quiet_cache: None,
             state_gen: 0,
             quiet_skipped: 0,
             tunables,

@@ -656,9 +656,9 @@ impl SchedClass for Fair {
         // queued fair task: every task has a fair entity (set up at fork),
         // and walking an RT or ext task's path would leave prev's group
         // entities current in their queues.
-        let next_se = next.and_then(|n| self.task_se.get(n).copied()).filter(|s| {
-            self.se[*s].on_rq && self.cpu_of_rq(self.se[*s].cfs_rq) == cpu
-        });
+        let next_se = next
+            .and_then(|n| self.task_se.get(n).copied())
+            .filter(|s| self.se[*s].on_rq && self.cpu_of_rq(self.se[*s].cfs_rq) == cpu);
         // (Parents are read as the walks go, not copied into a `Chain`
         // first: put_prev runs at every switch; nothing here reparents.)
         let on_next_path = |me: &Self, rq: RqId| {
