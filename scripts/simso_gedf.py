@@ -6,8 +6,8 @@ is seed 001's case 2 with S0 = 230 ms (the ILLF experiment's SimSo cross-check,
 experiments/illf.json "crosscheck"): 16 periodic tasks, WCET 5i ms,
 D = T = 5i + 230 ms, on CPUS identical CPUs, for SECONDS. With ``--wide`` the
 task set is issue 18's large one instead (``schedlab.benchsuite.gedf_wide``,
-the same formula): TASKS tasks with T = 200 + 10 (i mod 40) ms and
-WCET = 20 + 2 (i mod 17) ms (D = T), about 45.6 CPUs of load at 500 tasks,
+the same formula): TASKS tasks with T = 200 + i ms and
+WCET = 20 + 2 (i mod 17) ms (D = T), about 44.8 CPUs of load at 500 tasks,
 which the kernel's SCHED_DEADLINE admission control accepts on 64 CPUs (seed
 001's set at 500 tasks would need hundreds). Prints one JSON line: jobs
 released and completed, and the CPU seconds of the simulation alone
@@ -29,7 +29,7 @@ from simso.core import Model
 def shape(i, wide):
     """(period, wcet) of task i, ms."""
     if wide:
-        return 200 + 10 * (i % 40), 20 + 2 * (i % 17)
+        return 200 + i, 20 + 2 * (i % 17)
     return 5 * i + 230, 5 * i
 
 

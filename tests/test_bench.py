@@ -10,6 +10,12 @@ def test_gedf_anchor_matches_simso_job_counts_at_10_s():
     assert (int(r.tasks.jobs_released.sum()), int(r.tasks.jobs_completed.sum())) == (600, 597)
 
 
+def test_wide_gedf_set_matches_simso_job_counts_at_5_s():
+    # SimSo 0.8.5 on the same set (scripts/simso_gedf.py 5 64 500 --wide): 6510 released, 6461 done.
+    r = schedlab.simulate(benchsuite.gedf_wide(500, 5), "eevdf", 64, hz=1000, zero_costs=True)
+    assert (int(r.tasks.jobs_released.sum()), int(r.tasks.jobs_completed.sum())) == (6510, 6461)
+
+
 def test_schbench_like_workers_wake_and_run_briefly():
     r = schedlab.simulate(benchsuite.schbench_like(1, 4, 1), "eevdf", 2)
     workers = [t for t in r.metrics["tasks"] if t["name"].startswith("w")]

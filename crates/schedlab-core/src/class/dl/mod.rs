@@ -269,7 +269,13 @@ impl Dl {
     /// `push_dl_tasks`: waiting tasks of `cpu` that will not run here go to
     /// CPUs where they would run.
     fn push_dl_tasks(&mut self, m: &mut Machine, cpu: CpuId) {
-        let running = |t: TaskId| self.curr[cpu] == Some(t) || m.rqs[cpu].curr == Some(t);
+        // Running is what this class last set next (`curr`), not the CPU's
+        // current task: from set_next_task, inside `__schedule`, the CPU
+        // still shows the task just put back, and that task is pushable,
+        // as in the kernel, whose push runs as a balance callback after the
+        // switch (put_prev_task_dl enqueued it in the pushable tree). Read
+        // from the CPU, a preempted job waited until some CPU pulled it.
+        let running = |t: TaskId| self.curr[cpu] == Some(t);
         let waiting: Vec<(Ns, TaskId)> = self.tree[cpu]
             .iter()
             .filter(|k| !running(k.2))
