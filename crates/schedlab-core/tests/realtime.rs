@@ -259,3 +259,27 @@ fn fair_server_competes_with_deadline_tasks_by_edf() {
         share(&r, "fair")
     );
 }
+
+/// A FIFO task preempted by a higher-priority one moves at once to a CPU
+/// running only fair work (`put_prev_task_rt` makes it pushable; the push
+/// runs as a balance callback after the switch): it waits no more than the
+/// switch. Before the push read the task just put back as the CPU's
+/// running one, `a` waited 200 ms behind `b`'s bursts beside a hog.
+#[test]
+fn a_preempted_fifo_task_is_pushed_to_a_cpu_running_fair_work() {
+    let wl = r#"{"global": {"duration": 1}, "tasks": {
+        "a": {"policy": "SCHED_FIFO", "priority": 10, "run": 100000, "sleep": 500000},
+        "b": {"policy": "SCHED_FIFO", "priority": 50, "cpus": [0], "sleep": 10000, "run": 20000},
+        "c": {"policy": "SCHED_FIFO", "priority": 20, "cpus": [1], "run": 5000, "sleep": 1000000},
+        "hog": {"cpus": [1], "run": 1000000}}}"#;
+    for kind in ["eevdf", "cfs"] {
+        let r = run(wl, cfg(kind, 2));
+        let a = task(&r, "a");
+        assert!(
+            a.wait_time_us < 100.0,
+            "{kind}: a waited {} us",
+            a.wait_time_us
+        );
+        assert_eq!(a.migrations, 1, "{kind}");
+    }
+}

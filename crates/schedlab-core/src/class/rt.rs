@@ -195,7 +195,12 @@ impl Rt {
                     Some(d) => aff.contains(d),
                     None => aff.count() > 1,
                 };
-                let running = q.curr == Some(t) || m.rqs[cpu].curr == Some(t);
+                // Running is what this class last set next (`curr`), not
+                // the CPU's current task: from set_next_task, inside
+                // `__schedule`, the CPU still shows the task just put back,
+                // which put_prev_task_rt made pushable (the kernel's push
+                // runs as a balance callback after the switch).
+                let running = q.curr == Some(t);
                 if !running && movable && !skip.contains(&t) {
                     return Some(t);
                 }
