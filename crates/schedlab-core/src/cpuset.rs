@@ -63,6 +63,32 @@ impl CpuSet {
         s
     }
 
+    /// The CPUs of this set that are not in `other` (`cpumask_andnot`).
+    pub fn and_not(&self, other: &CpuSet) -> CpuSet {
+        let mut s = *self;
+        for (a, b) in s.bits.iter_mut().zip(other.bits.iter()) {
+            *a &= !*b;
+        }
+        s
+    }
+
+    /// Whether the set holds two CPUs or more: `count() >= 2` without
+    /// counting (the build targets baseline x86-64, whose popcount is a
+    /// dozen instructions a word; the idle balancer asks this at every
+    /// tick of every busy CPU).
+    pub fn has_two(&self) -> bool {
+        let mut seen = false;
+        for &w in &self.bits {
+            if w != 0 {
+                if seen || w & (w - 1) != 0 {
+                    return true;
+                }
+                seen = true;
+            }
+        }
+        false
+    }
+
     /// Whether the two sets share a CPU.
     pub fn intersects(&self, other: &CpuSet) -> bool {
         !self.and(other).is_empty()
@@ -171,5 +197,25 @@ mod tests {
         s.remove(3);
         assert_eq!(s.first(), Some(70));
         assert_eq!(CpuSet::first_n(4).and(&s).count(), 0);
+    }
+
+    /// `has_two` is `count() >= 2` and `and_not` the difference, for sets
+    /// within one word and across words.
+    #[test]
+    fn has_two_and_and_not_agree_with_counting() {
+        let mut rng = crate::rng::Rng::new(5);
+        for _ in 0..2000 {
+            let (mut a, mut b) = (CpuSet::empty(), CpuSet::empty());
+            for _ in 0..rng.below(5) {
+                a.insert(rng.below(MAX_CPUS as u64) as CpuId);
+            }
+            for _ in 0..rng.below(5) {
+                b.insert(rng.below(MAX_CPUS as u64) as CpuId);
+            }
+            assert_eq!(a.has_two(), a.count() >= 2);
+            let d = a.and_not(&b);
+            assert_eq!(d.count(), a.count() - a.and(&b).count());
+            assert!(d.iter().all(|c| a.contains(c) && !b.contains(c)));
+        }
     }
 }

@@ -323,9 +323,10 @@ impl Simulator {
         if stopped.is_empty() {
             return None;
         }
-        let llc = self.m.topo.llc(cpu);
-        let busy_in_llc = llc.count() - llc.and(self.m.idle_cpus()).count();
-        if self.m.rqs[cpu].nr_running < 2 && busy_in_llc < 2 {
+        // Kicks when this CPU has two tasks or its LLC two busy CPUs.
+        if self.m.rqs[cpu].nr_running < 2
+            && !self.m.topo.llc(cpu).and_not(self.m.idle_cpus()).has_two()
+        {
             return None;
         }
         Some(stopped)
