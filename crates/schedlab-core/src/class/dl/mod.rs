@@ -242,14 +242,15 @@ impl Dl {
     /// `find_later_rq`: a CPU without DL work (prefer `prefer`, then
     /// `waker`, then the lowest), else the one whose earliest deadline is
     /// latest and later than `deadline`.
+    /// `level(c)` is CPU c's smallest key (`levels`), read as needed.
     fn find_later_rq(
-        levels: &[Option<Ns>],
+        level: impl Fn(CpuId) -> Option<Ns>,
         aff: crate::cpuset::CpuSet,
         deadline: Ns,
         prefer: CpuId,
         waker: Option<CpuId>,
     ) -> Option<CpuId> {
-        let free = |c: CpuId| aff.contains(c) && levels[c].is_none();
+        let free = |c: CpuId| aff.contains(c) && level(c).is_none();
         if free(prefer) {
             return Some(prefer);
         }
@@ -260,7 +261,7 @@ impl Dl {
             return Some(c);
         }
         aff.iter()
-            .filter_map(|c| levels[c].map(|d| (d, c)))
+            .filter_map(|c| level(c).map(|d| (d, c)))
             .filter(|(d, _)| *d > deadline)
             .max_by_key(|(d, c)| (*d, std::cmp::Reverse(*c)))
             .map(|(_, c)| c)
@@ -276,21 +277,17 @@ impl Dl {
         // switch (put_prev_task_dl enqueued it in the pushable tree). Read
         // from the CPU, a preempted job waited until some CPU pulled it.
         let running = |t: TaskId| self.curr[cpu] == Some(t);
-        let waiting: Vec<(Ns, TaskId)> = self.tree[cpu]
-            .iter()
-            .filter(|k| !running(k.2))
-            .map(|k| (k.0, k.2))
-            .collect();
-        if waiting.is_empty() {
-            return;
-        }
-        let mut levels = self.levels();
         // Key of the DL entity that will run here (a task or the server).
         let mut here = self.curr[cpu].map(|c| self.ent[c].key.0);
         if let Some(sk) = self.server_key(cpu) {
             here = Some(here.map_or(sk, |h| h.min(sk)));
         }
-        for (d, t) in waiting {
+        // The waiting tasks in key order, read in place (nothing here
+        // changes the tree), and every CPU's level only once one of them
+        // has to go elsewhere: the usual push moves one task or none.
+        let mut levels: Option<Vec<Option<Ns>>> = None;
+        for k in self.tree[cpu].iter().filter(|k| !running(k.2)) {
+            let (d, t) = (k.0, k.2);
             if here.is_none_or(|h| d < h) {
                 // It runs here (first) or preempts what runs here.
                 here = Some(d);
@@ -298,8 +295,9 @@ impl Dl {
                 continue;
             }
             let aff = m.tasks[t].affinity;
+            let levels = levels.get_or_insert_with(|| self.levels());
             levels[cpu] = here;
-            match Self::find_later_rq(&levels, aff, d, cpu, None) {
+            match Self::find_later_rq(|c| levels[c], aff, d, cpu, None) {
                 Some(dst) if dst != cpu => {
                     m.request_migration(t, dst, MigrationKind::Balance);
                     levels[dst] = Some(d);
@@ -640,7 +638,7 @@ impl SchedClass for Dl {
         if !busy {
             return fallback;
         }
-        match Self::find_later_rq(&self.levels(), aff, d, fallback, Some(waker.cpu)) {
+        match Self::find_later_rq(|c| self.earliest(c), aff, d, fallback, Some(waker.cpu)) {
             Some(c) => c,
             None => fallback,
         }
