@@ -187,12 +187,9 @@ impl Simulator {
         if until == 0 {
             return 0;
         }
-        let balance = |c: CpuId, until: Ns| {
-            (0..self.classes.len()).fold(until, |u, k| {
-                u.min(self.classes.get_ref(k).tick_balance_quiet_until(m, c))
-            })
-        };
-        until = balance(cpu, until).min(self.slack_timers.next_soft(cpu));
+        until = until
+            .min(self.balance_quiet_until(cpu))
+            .min(self.slack_timers.next_soft(cpu));
         if until == 0 {
             return 0;
         }
@@ -200,6 +197,18 @@ impl Simulator {
             until = until.min(self.stopped_quiet_until(stopped));
         }
         until
+    }
+
+    /// Until when every class's balancing of `cpu` stays quiet
+    /// (`SchedClass::tick_balance_quiet_until`).
+    fn balance_quiet_until(&self, cpu: CpuId) -> Ns {
+        (0..self.classes.len()).fold(Ns::MAX, |u, k| {
+            u.min(
+                self.classes
+                    .get_ref(k)
+                    .tick_balance_quiet_until(&self.m, cpu),
+            )
+        })
     }
 
     /// Until when the balancing of every CPU in `stopped` (the idle
@@ -215,12 +224,9 @@ impl Simulator {
                 return until;
             }
         }
-        let m = &self.m;
-        let until = stopped.iter().fold(Ns::MAX, |u, c| {
-            (0..self.classes.len()).fold(u, |u, k| {
-                u.min(self.classes.get_ref(k).tick_balance_quiet_until(m, c))
-            })
-        });
+        let until = stopped
+            .iter()
+            .fold(Ns::MAX, |u, c| u.min(self.balance_quiet_until(c)));
         self.ilb_quiet_cache = Some((self.state_gen, stopped, until));
         until
     }

@@ -220,11 +220,18 @@ impl Dl {
         }
     }
 
+    /// Whether `t` runs on `cpu`, seen from another CPU (a pull): the
+    /// class's task or the CPU's (the push from `cpu`'s own
+    /// set_next_task reads `curr` alone: `push_dl_tasks`).
+    fn runs_on(&self, m: &Machine, cpu: CpuId, t: TaskId) -> bool {
+        self.curr[cpu] == Some(t) || m.rqs[cpu].curr == Some(t)
+    }
+
     /// The earliest waiting (queued, not running) task of `cpu` allowed on
     /// `dst` (None: any other CPU).
     fn pushable(&self, m: &Machine, cpu: CpuId, dst: Option<CpuId>) -> Option<TaskId> {
         self.tree[cpu].iter().map(|k| k.2).find(|&t| {
-            let running = self.curr[cpu] == Some(t) || m.rqs[cpu].curr == Some(t);
+            let running = self.runs_on(m, cpu, t);
             let aff = m.tasks[t].affinity;
             let ok = match dst {
                 Some(d) => aff.contains(d),
@@ -321,14 +328,15 @@ impl Dl {
             // best so far, the source is passed without walking its tree
             // (the same choice; 64 CPUs: most of the pull's time).
             let tree = &self.tree[src];
-            let first = tree.first().map_or(Ns::MAX, |k| k.0);
+            let Some(&(first, _, head)) = tree.first() else {
+                continue;
+            };
             if first >= dmin || best.is_some_and(|(bd, _)| first >= bd) {
                 continue;
             }
             // One queued DL task that is running there: nothing to pull
             // (`dl_nr_running <= 1`).
-            let running = |t: TaskId| self.curr[src] == Some(t) || m.rqs[src].curr == Some(t);
-            if tree.len() == 1 && tree.first().is_some_and(|k| running(k.2)) {
+            if tree.len() == 1 && self.runs_on(m, src, head) {
                 continue;
             }
             let Some(t) = self.pushable(m, src, Some(cpu)) else {
