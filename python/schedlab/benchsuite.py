@@ -52,16 +52,20 @@ def hogs(n: int, seconds: float) -> dict:
             "tasks": {f"hog{i}": {"priority": (i % 40) - 20, "run": 1_000_000} for i in range(n)}}
 
 
-def gedf_tasks(seconds: float) -> dict:
-    """Seed 001's case 2 at S0 = 230 ms: WCET 5i ms, D = T = 5i + 230 ms (µs in rt-app)."""
+def _gedf(shapes: List[Tuple[int, int]], seconds: float) -> dict:
+    """Periodic SCHED_DEADLINE tasks t1, t2, ... of (period, WCET) ms, D = T, runtime = WCET."""
     tasks = {}
-    for i in range(1, 17):
-        period = (5 * i + 230) * 1000
-        tasks[f"t{i}"] = {"policy": "SCHED_DEADLINE", "dl-runtime": 5 * i * 1000, "dl-deadline": period,
-                          "dl-period": period, "run": 5 * i * 1000,
-                          "timer": {"ref": "unique", "period": period}}
+    for i, (period_ms, wcet_ms) in enumerate(shapes, start=1):
+        period, wcet = period_ms * 1000, wcet_ms * 1000
+        tasks[f"t{i}"] = {"policy": "SCHED_DEADLINE", "dl-runtime": wcet, "dl-deadline": period,
+                          "dl-period": period, "run": wcet, "timer": {"ref": "unique", "period": period}}
     # calibration in ns per loop, as the ILLF experiment: `run` is work at full speed.
     return {"global": {"duration": seconds, "calibration": 100}, "tasks": tasks}
+
+
+def gedf_tasks(seconds: float) -> dict:
+    """Seed 001's case 2 at S0 = 230 ms: WCET 5i ms, D = T = 5i + 230 ms (µs in rt-app)."""
+    return _gedf([(5 * i + 230, 5 * i) for i in range(1, 17)], seconds)
 
 
 def gedf_wide(n: int, seconds: float) -> dict:
@@ -70,12 +74,7 @@ def gedf_wide(n: int, seconds: float) -> dict:
     tasks: the kernel's admission control accepts it on 64 CPUs (seed 001's set at 500 tasks would
     need hundreds of CPUs, and SCHED_DEADLINE refuses it). Distinct periods, so that deadlines
     seldom tie and the job counts do not hang on tie-breaking rules."""
-    tasks = {}
-    for i in range(1, n + 1):
-        period, wcet = (200 + i) * 1000, (20 + 2 * (i % 17)) * 1000
-        tasks[f"t{i}"] = {"policy": "SCHED_DEADLINE", "dl-runtime": wcet, "dl-deadline": period,
-                          "dl-period": period, "run": wcet, "timer": {"ref": "unique", "period": period}}
-    return {"global": {"duration": seconds, "calibration": 100}, "tasks": tasks}
+    return _gedf([(200 + i, 20 + 2 * (i % 17)) for i in range(1, n + 1)], seconds)
 
 
 def schbench_like(messengers: int, workers: int, seconds: float) -> dict:
@@ -130,13 +129,31 @@ def line(name: str, value: str, goal: str) -> None:
     print(f"{name:44} {value:>28}   goal: {goal}")
 
 
+def _gedf_ours(name: str, wl: dict, cpus: int, repeat: int) -> Tuple[float, Tuple[int, int]]:
+    """Our CPU time for a global-EDF workload and its jobs (released, completed), both printed."""
+    ours_s, r = cpu_time(lambda: simulate(wl, "eevdf", cpus, hz=1000, zero_costs=True), repeat)
+    jobs = (int(r.tasks.jobs_released.sum()), int(r.tasks.jobs_completed.sum()))
+    line(f"{name}: jobs", f"{jobs[0]} released, {jobs[1]} done", "as SimSo")
+    line("  schedlab.simulate CPU", f"{ours_s * 1000:.1f} ms", "-")
+    return ours_s, jobs
+
+
+def _gedf_simso(simso_python: str, args: List[str], runs: int,
+                jobs: Tuple[int, int]) -> Tuple[dict, float]:
+    """SimSo's run of scripts/simso_gedf.py ARGS (``runs`` times): its report (jobs, in-process
+    CPU) and its best whole-process CPU time; the job counts printed beside ours."""
+    script = str(ROOT / "scripts" / "simso_gedf.py")
+    done = [child_cpu([simso_python, script, *args]) for _ in range(runs)]
+    simso = json.loads(done[-1][2].strip().splitlines()[-1])
+    agree = (simso["released"], simso["completed"]) == jobs
+    line("  SimSo 0.8.5 jobs", f"{simso['released']} released, {simso['completed']} done",
+         "same counts: " + ("yes" if agree else "NO"))
+    return simso, min(x[0] for x in done)
+
+
 def anchor(simso_python: Optional[str], repeat: int) -> None:
     wl = gedf_tasks(60)
-    ours_s, r = cpu_time(lambda: simulate(wl, "eevdf", 4, hz=1000, zero_costs=True), repeat)
-    t = r.tasks
-    released, completed = int(t.jobs_released.sum()), int(t.jobs_completed.sum())
-    line("global EDF 4 CPUs/16 tasks/60 s: jobs", f"{released} released, {completed} done", "as SimSo")
-    line("  schedlab.simulate CPU", f"{ours_s * 1000:.1f} ms", "-")
+    ours_s, jobs = _gedf_ours("global EDF 4 CPUs/16 tasks/60 s", wl, 4, repeat)
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "gedf.json")
         with open(path, "w", encoding="utf-8") as f:
@@ -153,34 +170,18 @@ def anchor(simso_python: Optional[str], repeat: int) -> None:
     if not simso_python:
         line("  SimSo", "not run (no --simso)", "bash scripts/simso_venv.sh")
         return
-    script = str(ROOT / "scripts" / "simso_gedf.py")
-    runs = [child_cpu([simso_python, script, "60", "4"]) for _ in range(max(3, repeat))]  # as many as ours
-    simso_whole = min(x[0] for x in runs)
-    simso = json.loads(runs[-1][2].strip().splitlines()[-1])
-    agree = (simso["released"], simso["completed"]) == (released, completed)
-    line("  SimSo 0.8.5 jobs", f"{simso['released']} released, {simso['completed']} done",
-         "same counts: " + ("yes" if agree else "NO"))
+    simso, simso_whole = _gedf_simso(simso_python, ["60", "4"], max(3, repeat), jobs)  # as many as ours
     line("  in-process speed-up vs SimSo", f"{simso['cpu_s'] / ours_s:,.0f}x", ">= 1,000x")
     line("  whole-process speed-up vs SimSo", f"{simso_whole / whole:,.1f}x", ">= 20x")
 
 
 def anchor_wide(simso_python: Optional[str], repeat: int) -> None:
     """64 CPUs / 500 tasks / 60 s against SimSo (one SimSo run: it takes tens of seconds)."""
-    wl = gedf_wide(500, 60)
-    ours_s, r = cpu_time(lambda: simulate(wl, "eevdf", 64, hz=1000, zero_costs=True), repeat)
-    t = r.tasks
-    released, completed = int(t.jobs_released.sum()), int(t.jobs_completed.sum())
-    line("global EDF 64 CPUs/500 tasks/60 s: jobs", f"{released} released, {completed} done", "as SimSo")
-    line("  schedlab.simulate CPU", f"{ours_s * 1000:.1f} ms", "-")
+    ours_s, jobs = _gedf_ours("global EDF 64 CPUs/500 tasks/60 s", gedf_wide(500, 60), 64, repeat)
     if not simso_python:
         line("  SimSo", "not run (no --simso)", "bash scripts/simso_venv.sh")
         return
-    script = str(ROOT / "scripts" / "simso_gedf.py")
-    _, _, out = child_cpu([simso_python, script, "60", "64", "500", "--wide"])
-    simso = json.loads(out.strip().splitlines()[-1])
-    agree = (simso["released"], simso["completed"]) == (released, completed)
-    line("  SimSo 0.8.5 jobs", f"{simso['released']} released, {simso['completed']} done",
-         "same counts: " + ("yes" if agree else "NO"))
+    simso, _ = _gedf_simso(simso_python, ["60", "64", "500", "--wide"], 1, jobs)
     line("  in-process speed-up vs SimSo", f"{simso['cpu_s'] / ours_s:,.0f}x", ">= 3,000x")
 
 
