@@ -10,10 +10,12 @@
 #                    to be judged again anywhere by `schedlab fidelity --host-from DIR`
 #                    (kept in experiments/host-runs/, see its README)
 #   profile.json     `schedlab calibrate` of this machine
-#   host-sleepers.json, trace.txt.xz   one traced host run of the 32 sleepers
+#   host-traced.json, trace.txt.xz   one traced host run (of the 32 sleepers unless TRACED is set)
 # Steps are independent (each under `timeout`), ordered by worth, so one that fails or a run cut
 # short leaves the earlier ones' results.
-# Usage: bash scripts/ref16.sh [OUTDIR]   (root; PYTHON defaults to python3; NO_BENCH=1 skips benchmarks)
+# Usage: bash scripts/ref16.sh [OUTDIR]   (root; PYTHON defaults to python3; NO_BENCH=1 skips benchmarks;
+#   REFS="W.json ..." replaces the two workloads of the refs step; TRACED=W.json the traced run's workload;
+#   REFS_ONLY=1 skips the suite and calibrate steps)
 set -u
 cd "$(dirname "$0")/.."
 OUTDIR=${1:-${OUT:-out/ref16}}
@@ -45,16 +47,21 @@ step facts 30 bash -c "uname -a; nproc; lscpu || true; cat /proc/cmdline; cat /p
 if uname -r | grep -q '^4\.4\.0'; then
     echo "gVisor (kernel $(uname -r)): no real scheduler to measure; host steps skipped" >>"$LOG"
 else
-    step refs 150 "${SL[@]}" fidelity --workload examples/fidelity/hogs-nice20.json \
-        --workload examples/fidelity/sleepers32.json --host-runs 3 --json "$OUTDIR/refs.json" \
+    WL=()
+    for w in ${REFS:-examples/fidelity/hogs-nice20.json examples/fidelity/sleepers32.json}; do
+        WL+=(--workload "$w")
+    done
+    step refs 240 "${SL[@]}" fidelity "${WL[@]}" --host-runs 3 --json "$OUTDIR/refs.json" \
         --save-host "$SAVED/refs"
     pack
-    step suite 150 "${SL[@]}" fidelity --seconds 3 --host-runs 2 --json "$OUTDIR/suite.json" \
-        --save-host "$SAVED/suite"
-    pack
-    step calibrate 60 "${SL[@]}" calibrate --seconds 2 --out "$OUTDIR/profile.json"
-    step traced 40 "${SL[@]}" host run examples/fidelity/sleepers32.json --trace "$OUTDIR/trace.txt" \
-        --json "$OUTDIR/host-sleepers.json"
+    if [ -z "${REFS_ONLY:-}" ]; then
+        step suite 150 "${SL[@]}" fidelity --seconds 3 --host-runs 2 --json "$OUTDIR/suite.json" \
+            --save-host "$SAVED/suite"
+        pack
+        step calibrate 60 "${SL[@]}" calibrate --seconds 2 --out "$OUTDIR/profile.json"
+    fi
+    step traced 40 "${SL[@]}" host run "${TRACED:-examples/fidelity/sleepers32.json}" \
+        --trace "$OUTDIR/trace.txt" --json "$OUTDIR/host-traced.json"
     step compress 30 bash -c "xz -T0 -3 $OUTDIR/trace.txt || gzip -3 $OUTDIR/trace.txt"
 fi
 if [ -z "${NO_BENCH:-}" ]; then  # NO_BENCH=1 skips the speed benchmarks
