@@ -320,6 +320,31 @@ impl Machine {
         }
     }
 
+    /// Whether `cpu` runs an RT or DEADLINE task now (kernel priority below
+    /// `MAX_RT_PRIO`): the state its `avg_rt_dl` signal accumulates.
+    fn runs_rt_dl(&self, cpu: CpuId) -> bool {
+        self.rqs[cpu]
+            .curr
+            .is_some_and(|t| self.tasks[t].prio() < crate::runqueue::MAX_RT_PRIO)
+    }
+
+    /// `cpu`'s current task is about to change: close its `avg_rt_dl`
+    /// interval at now (the kernel updates `avg_rt`/`avg_dl` in the RT and
+    /// DEADLINE classes' put_prev/set_next/tick; the signal is the same).
+    pub(crate) fn note_switch(&mut self, cpu: CpuId) {
+        let v = if self.runs_rt_dl(cpu) { 1024 } else { 0 };
+        let now = self.now;
+        self.rqs[cpu].avg_rt_dl.update(now, v);
+    }
+
+    /// `cpu_util_rt(rq) + cpu_util_dl(rq)`: the RT and DEADLINE
+    /// utilisation of `cpu` as of now (0..=1024).
+    pub fn rt_dl_util(&self, cpu: CpuId) -> u64 {
+        let mut p = self.rqs[cpu].avg_rt_dl;
+        p.update(self.now, if self.runs_rt_dl(cpu) { 1024 } else { 0 });
+        p.avg().min(1024)
+    }
+
     /// Record a trace event if tracing is on.
     pub fn trace(&mut self, cpu: CpuId, ev: TraceEvent) {
         if let Some(t) = self.trace.as_mut() {

@@ -50,4 +50,18 @@ pub struct Rq {
     pub freq_time: Vec<(u64, Ns)>,
     /// When `freq_khz` was last set.
     pub freq_since: Ns,
+    /// `rq->avg_rt` + `rq->avg_dl` as one signal: PELT utilisation of the
+    /// time this CPU ran a task of kernel priority below `MAX_RT_PRIO`
+    /// (SCHED_FIFO, SCHED_RR, SCHED_DEADLINE), which the fair class takes
+    /// off the CPU's capacity (`scale_rt_capacity`, kernel/sched/fair.c
+    /// v6.18). Brought up to date at every switch (`Machine::note_switch`);
+    /// read with `Machine::rt_dl_util`.
+    pub avg_rt_dl: crate::pelt::Pelt,
+    /// `distribute_cpu_mask_prev` (lib/cpumask.c): the CPU that
+    /// `cpumask_any_and_distribute` last returned when run on this CPU
+    /// (class/mod.rs `any_and_distribute`); 0 at boot, as the kernel's.
+    pub distribute_prev: crate::cpuset::CpuId,
 }
+
+/// `MAX_RT_PRIO`: kernel priorities below it are RT and DEADLINE tasks'.
+pub const MAX_RT_PRIO: i32 = 100;

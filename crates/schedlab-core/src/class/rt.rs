@@ -147,7 +147,8 @@ impl Rt {
     }
 
     /// `find_lowest_rq`: an allowed CPU at the lowest level below `p`'s
-    /// prio, preferring `prefer` (the task's CPU), then `waker`.
+    /// prio, preferring `prefer` (the task's CPU), then `waker`, then one
+    /// spread by `any_and_distribute` with the executing CPU's `cursor`.
     fn find_lowest_rq(
         &self,
         m: &Machine,
@@ -155,6 +156,7 @@ impl Rt {
         levels: &[i32],
         prefer: CpuId,
         waker: Option<CpuId>,
+        cursor: &mut CpuId,
     ) -> Option<CpuId> {
         let tp = prio(m, t) as i32;
         let aff = m.tasks[t].affinity;
@@ -170,8 +172,11 @@ impl Rt {
         if let Some(w) = waker.filter(|w| ok(*w)) {
             return Some(w);
         }
-        let found = aff.iter().find(|c| ok(*c));
-        found
+        let mut lowest_mask = crate::cpuset::CpuSet::empty();
+        for c in aff.iter().filter(|c| ok(*c)) {
+            lowest_mask.insert(c);
+        }
+        super::any_and_distribute(m, prefer, lowest_mask, cursor)
     }
 
     /// Highest-prio queued task on `cpu` that is not running there and may
@@ -229,7 +234,10 @@ impl Rt {
                 m.resched(cpu);
                 return;
             }
-            let Some(dst) = self.find_lowest_rq(m, t, &levels, cpu, None) else {
+            let mut cursor = m.rqs[cpu].distribute_prev;
+            let found = self.find_lowest_rq(m, t, &levels, cpu, None, &mut cursor);
+            m.rqs[cpu].distribute_prev = cursor;
+            let Some(dst) = found else {
                 return;
             };
             if dst == cpu {
@@ -426,7 +434,10 @@ impl SchedClass for Rt {
             return fallback;
         }
         let levels: Vec<i32> = (0..m.nr_cpus()).map(|c| self.level(m, c)).collect();
-        match self.find_lowest_rq(m, t, &levels, fallback, Some(waker.cpu)) {
+        let mut cursor = m.rqs[waker.cpu].distribute_prev;
+        let found = self.find_lowest_rq(m, t, &levels, fallback, Some(waker.cpu), &mut cursor);
+        m.rqs[waker.cpu].distribute_prev = cursor;
+        match found {
             Some(c) if tp < levels[c] => c,
             _ => fallback,
         }

@@ -204,6 +204,7 @@ impl Simulator {
                     self.classes.get(c).put_prev_task(&mut self.m, cpu, p, None);
                     put_prev_done = true;
                     self.switch_out(cpu, p);
+                    self.m.note_switch(cpu);
                     self.m.rqs[cpu].curr = None;
                     self.m.sync_idle(cpu);
                     self.move_queued_task(p, dst);
@@ -413,6 +414,7 @@ impl Simulator {
         } else {
             vec![]
         };
+        self.m.note_switch(cpu);
         self.m.rqs[cpu].curr = next;
         self.m.sync_idle(cpu);
         self.m.rqs[cpu].curr_since = self.m.rq_clock(cpu);

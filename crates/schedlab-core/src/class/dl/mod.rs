@@ -247,15 +247,18 @@ impl Dl {
     }
 
     /// `find_later_rq`: a CPU without DL work (prefer `prefer`, then
-    /// `waker`, then the lowest), else the one whose earliest deadline is
+    /// `waker`, then one spread by `any_and_distribute` with the executing
+    /// CPU's `cursor`), else the one whose earliest deadline is
     /// latest and later than `deadline`.
     /// `level(c)` is CPU c's smallest key (`levels`), read as needed.
     fn find_later_rq(
+        m: &Machine,
         level: impl Fn(CpuId) -> Option<Ns>,
         aff: crate::cpuset::CpuSet,
         deadline: Ns,
         prefer: CpuId,
         waker: Option<CpuId>,
+        cursor: &mut CpuId,
     ) -> Option<CpuId> {
         let free = |c: CpuId| aff.contains(c) && level(c).is_none();
         if free(prefer) {
@@ -264,7 +267,11 @@ impl Dl {
         if let Some(w) = waker.filter(|w| free(*w)) {
             return Some(w);
         }
-        if let Some(c) = aff.iter().find(|c| free(*c)) {
+        let mut free_set = crate::cpuset::CpuSet::empty();
+        for c in aff.iter().filter(|c| free(*c)) {
+            free_set.insert(c);
+        }
+        if let Some(c) = super::any_and_distribute(m, prefer, free_set, cursor) {
             return Some(c);
         }
         aff.iter()
@@ -304,7 +311,10 @@ impl Dl {
             let aff = m.tasks[t].affinity;
             let levels = levels.get_or_insert_with(|| self.levels());
             levels[cpu] = here;
-            match Self::find_later_rq(|c| levels[c], aff, d, cpu, None) {
+            let mut cursor = m.rqs[cpu].distribute_prev;
+            let found = Self::find_later_rq(m, |c| levels[c], aff, d, cpu, None, &mut cursor);
+            m.rqs[cpu].distribute_prev = cursor;
+            match found {
                 Some(dst) if dst != cpu => {
                     m.request_migration(t, dst, MigrationKind::Balance);
                     levels[dst] = Some(d);
@@ -646,10 +656,18 @@ impl SchedClass for Dl {
         if !busy {
             return fallback;
         }
-        match Self::find_later_rq(|c| self.earliest(c), aff, d, fallback, Some(waker.cpu)) {
-            Some(c) => c,
-            None => fallback,
-        }
+        let mut cursor = m.rqs[waker.cpu].distribute_prev;
+        let found = Self::find_later_rq(
+            m,
+            |c| self.earliest(c),
+            aff,
+            d,
+            fallback,
+            Some(waker.cpu),
+            &mut cursor,
+        );
+        m.rqs[waker.cpu].distribute_prev = cursor;
+        found.unwrap_or(fallback)
     }
 
     fn migrate_task_rq(&mut self, _m: &mut Machine, _t: TaskId, _new_cpu: CpuId) {}

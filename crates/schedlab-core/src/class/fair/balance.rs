@@ -81,6 +81,7 @@ impl Fair {
             h_nr: 0,
             load: 0,
             util: 0,
+            runnable: 0,
             cap: 0,
             idle: 0,
             weight: cpus.count() as u64,
@@ -96,13 +97,18 @@ impl Fair {
             g.h_nr += self.root_rq(c).h_nr_running as u64;
             g.load += self.cpu_load(m, c);
             g.util += self.cpu_util(m, c);
-            g.cap += m.topo.cpu(c).capacity;
+            g.runnable += self.cpu_runnable(m, c);
+            // capacity_of: RT and DEADLINE pressure taken off (sgc->capacity).
+            g.cap += Self::capacity_of(m, c);
             g.idle += u64::from(m.is_idle(c));
             cores.insert(m.topo.cpu(c).core);
         }
         g.cores = cores.count() as u64;
-        let overloaded = g.nr > g.weight && g.cap * 100 < g.util * pct;
-        let has_cap = g.nr < g.weight || g.cap * 100 > g.util * pct;
+        // group_is_overloaded / group_has_capacity (fair.c v6.18): utilisation
+        // and runnable average against the capacity left to fair tasks.
+        let runnable_over = g.cap * pct < g.runnable * 100;
+        let overloaded = g.nr > g.weight && (g.cap * 100 < g.util * pct || runnable_over);
+        let has_cap = g.nr < g.weight || (!runnable_over && g.cap * 100 > g.util * pct);
         g.ty = if overloaded {
             GroupType::Overloaded
         } else if !has_cap {
@@ -311,11 +317,16 @@ impl Fair {
             if nr == 0 {
                 continue;
             }
-            let cap = m.topo.cpu(c).capacity;
+            let cap = Self::capacity_of(m, c);
             let metric: u128 = match env.mtype {
                 Migration::Load => {
                     let load = self.cpu_load(m, c);
-                    if nr == 1 && load as i64 > env.imbalance {
+                    // A lone task heavier than the imbalance stays, unless
+                    // RT/DEADLINE pressure has reduced its CPU's capacity.
+                    if nr == 1
+                        && load as i64 > env.imbalance
+                        && !Self::reduced_capacity(m, c, self.lb.doms[env.dst][env.level].pct)
+                    {
                         continue;
                     }
                     load as u128
@@ -509,6 +520,36 @@ impl Fair {
         }
         if idle != IdleType::NewlyIdle {
             d.failed += 1;
+        }
+        let pct = d.pct;
+        // need_active_balance (fair.c v6.18): after failures of a task-count
+        // imbalance, or when dst is idle and src's one fair task sits on a
+        // CPU whose capacity RT/DEADLINE pressure has reduced below dst's.
+        let capacity_move = idle != IdleType::NotIdle
+            && self.root_rq(src).h_nr_running == 1
+            && Self::reduced_capacity(m, src, pct)
+            && Self::capacity_of(m, src) * pct < Self::capacity_of(m, dst) * 100;
+        let d = &mut self.lb.doms[dst][level];
+        if capacity_move && !(env.mtype == Migration::Task && d.failed > d.cache_nice_tries + 2) {
+            // The stopper takes the one fair task (detach_one_task, hotness
+            // ignored under LBF_ACTIVE_LB): as a push of the running task
+            // when it runs; when it waits behind an RT/DEADLINE task, as a
+            // migration of the queued task. Departure: the stopper's
+            // preemption of that RT/DEADLINE task is not modelled.
+            let fair = self.cpu_tasks[src].first().copied();
+            if let Some(t) = fair.filter(|t| m.tasks[*t].affinity.contains(dst)) {
+                if m.rqs[src].curr == Some(t) {
+                    if m.request_active_balance(src, dst) {
+                        m.resched(src);
+                    }
+                } else {
+                    m.request_migration(t, dst, MigrationKind::Balance);
+                }
+            }
+            // "We were unbalanced": the interval goes back to its minimum.
+            let d = &mut self.lb.doms[dst][level];
+            d.interval_ms = d.weight();
+            return 0;
         }
         if env.mtype == Migration::Task && d.failed > d.cache_nice_tries + 2 {
             // active_load_balance_cpu_stop moves a task of the fair class

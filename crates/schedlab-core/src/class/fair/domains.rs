@@ -82,6 +82,8 @@ pub(super) struct GroupStats {
     pub(super) h_nr: u64,
     pub(super) load: u64,
     pub(super) util: u64,
+    /// Sum of the CPUs' runnable averages (`group_runnable`).
+    pub(super) runnable: u64,
     pub(super) cap: u64,
     pub(super) idle: u64,
     pub(super) weight: u64,

@@ -99,7 +99,10 @@ pub struct Fair {
     /// Per-task utilisation (running = 1024), kept only while tracing, for
     /// the trace's `util` counter (no scheduling decision reads it).
     task_util: Vec<Pelt>,
+    /// Whether a fair task is current on the CPU (what `util` accumulates).
     util_busy: Vec<bool>,
+    /// Per-CPU runnable signal of the root queue (`cpu_runnable`).
+    runnable: Vec<Pelt>,
     /// Load-balancing state.
     pub lb: balance::Balancer,
     /// Wakee-flip statistics per task (`wake_wide`).
@@ -131,6 +134,7 @@ impl Fair {
             util: vec![Pelt::default(); n],
             task_util: vec![],
             util_busy: vec![false; n],
+            runnable: vec![Pelt::default(); n],
             lb: balance::Balancer::new(&m.topo, m.hz, stagger),
             wakee: vec![],
             seq: 0,
@@ -351,10 +355,16 @@ impl Fair {
         }
     }
 
-    fn h_nr_add(&mut self, se: SeId, delta: i32) {
+    fn h_nr_add(&mut self, m: &Machine, se: SeId, delta: i32) {
         let mut up = Some(se);
         while let Some(s) = up {
             let rq = self.se[s].cfs_rq;
+            if self.se[s].parent.is_none() {
+                // The root queue: close the runnable signal's interval at
+                // the old count (`update_load_avg` before the change).
+                let cpu = self.cfs[rq].cpu;
+                self.cpu_runnable(m, cpu);
+            }
             let h = &mut self.cfs[rq].h_nr_running;
             *h = (*h as i32 + delta) as u32;
             up = self.se[s].parent;
@@ -519,7 +529,7 @@ impl SchedClass for Fair {
         let se0 = self.task_se[t];
         if flags.has(EnqueueFlags::DELAYED) {
             self.requeue_delayed_entity(m, se0);
-            self.h_nr_add(se0, 1);
+            self.h_nr_add(m, se0, 1);
             self.cpu_tasks[cpu].push(t);
             self.update_groups_above(m, se0);
             return;
@@ -550,7 +560,7 @@ impl SchedClass for Fair {
             fl = EnqueueFlags::WAKEUP;
             s = self.se[x].parent;
         }
-        self.h_nr_add(se0, 1);
+        self.h_nr_add(m, se0, 1);
         self.update_groups_above(m, se0);
         self.cpu_tasks[cpu].push(t);
     }
@@ -569,7 +579,7 @@ impl SchedClass for Fair {
         let was_delayed = self.se[se0].delayed;
         let done = self.dequeue_entities(m, se0, flags);
         if !was_delayed {
-            self.h_nr_add(se0, -1);
+            self.h_nr_add(m, se0, -1);
             self.remove_cpu_task(cpu, t);
         }
         done
@@ -683,7 +693,9 @@ impl SchedClass for Fair {
         if let Some(u) = self.task_util.get_mut(prev) {
             u.update(m.now, 1024); // it ran since it was set next
         }
-        self.util_update(m, cpu, next.is_some());
+        // `util` is the fair tasks' (cpu_util_cfs): busy only if next is a
+        // queued fair task of this CPU.
+        self.util_update(m, cpu, next_se.is_some());
     }
 
     fn set_next_task(&mut self, m: &mut Machine, cpu: CpuId, next: TaskId) {

@@ -48,11 +48,42 @@ impl Fair {
         self.cfs[rq].pelt.avg()
     }
 
-    /// PELT utilisation of a CPU (0..=1024).
+    /// `cpu_util_cfs`: PELT utilisation of a CPU by fair tasks (running a
+    /// fair task = 1024; 0..=1024). Time the CPU runs RT or DEADLINE tasks
+    /// counts in their signal instead (`Machine::rt_dl_util`).
     pub fn cpu_util(&mut self, m: &Machine, cpu: CpuId) -> u64 {
-        let busy = m.rqs[cpu].curr.is_some();
-        self.util[cpu].update(m.now, if busy { 1024 } else { 0 });
+        let v = if self.util_busy[cpu] { 1024 } else { 0 };
+        self.util[cpu].update(m.now, v);
         self.util[cpu].avg().min(1024)
+    }
+
+    /// `cpu_runnable`: the root queue's PELT runnable average (1024 per
+    /// runnable fair task, `cfs_rq->avg.runnable_avg`); may exceed 1024.
+    pub fn cpu_runnable(&mut self, m: &Machine, cpu: CpuId) -> u64 {
+        let nr = self.root_rq(cpu).h_nr_running as u64;
+        self.runnable[cpu].update(m.now, 1024 * nr);
+        self.runnable[cpu].avg()
+    }
+
+    /// `capacity_of` (`rq->cpu_capacity`, `scale_rt_capacity`, fair.c
+    /// v6.18): the CPU's capacity less what RT and DEADLINE tasks used
+    /// (their PELT utilisation), at least 1. Departure: the kernel
+    /// refreshes it at balance intervals (`update_group_capacity`); this
+    /// reads the signal as of now.
+    pub fn capacity_of(m: &Machine, cpu: CpuId) -> u64 {
+        let max = m.topo.cpu(cpu).capacity;
+        let used = m.rt_dl_util(cpu);
+        if used >= max {
+            1
+        } else {
+            max - used
+        }
+    }
+
+    /// `check_cpu_capacity`: RT/DEADLINE pressure has taken more than
+    /// imbalance_pct's share of `cpu`'s capacity.
+    pub fn reduced_capacity(m: &Machine, cpu: CpuId, pct: u64) -> bool {
+        Self::capacity_of(m, cpu) * pct < m.topo.cpu(cpu).capacity * 100
     }
 
     /// `task_h_load`: the task's PELT load as seen at the root queue.
@@ -125,10 +156,10 @@ impl Fair {
         let pct = self.lb.affine_pct(this, prev);
         let task_load = self.task_h_load(m, p);
         let this_eff =
-            (self.cpu_load(m, this) + task_load) as u128 * 100 * m.topo.cpu(prev).capacity as u128;
+            (self.cpu_load(m, this) + task_load) as u128 * 100 * Self::capacity_of(m, prev) as u128;
         let prev_eff = self.cpu_load(m, prev).saturating_sub(task_load) as u128
             * (100 + (pct - 100) / 2) as u128
-            * m.topo.cpu(this).capacity as u128;
+            * Self::capacity_of(m, this) as u128;
         if this_eff < prev_eff {
             this
         } else {
@@ -234,7 +265,7 @@ impl Fair {
             util += self.cpu_util(m, c);
             nr += m.rqs[c].nr_running as u64;
             idle += m.is_idle(c) as u64;
-            capacity += m.topo.cpu(c).capacity;
+            capacity += Self::capacity_of(m, c);
         }
         let weight = group.count() as u64;
         let kind = match nr.cmp(&weight) {
