@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# How this machine's idle CPUs stop their tick (docs/model.md, Known gaps: "Idle CPUs beside DEADLINE
+# tasks keep ticking"): runs WORKLOAD (default: one task sleeping 10 ms at a time) on the host while
+# tracefs records sched_switch, the tick's hrtimer expiries, timer:tick_stop and softirq raises, then
+# prints, for idle periods of 8 ms or more, the sequence of ticks and tick stops that opens them.
+# Usage: bash scripts/trace_idle_ticks.sh [WORKLOAD.json] [OUTDIR]   (root; PYTHON defaults to python3)
+set -eu
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+OUT=${2:-$(mktemp -d)}
+mkdir -p "$OUT"
+WL=${1:-}
+if [ -z "$WL" ]; then
+    WL=$OUT/sleeper.json
+    echo '{"global":{"duration":2},"tasks":{"s":{"loop":-1,"run":1000,"sleep":10000}}}' >"$WL"
+fi
+T=/sys/kernel/tracing
+[ -d $T/events ] || T=/sys/kernel/debug/tracing
+EV="sched/sched_switch timer/tick_stop irq/softirq_raise timer/hrtimer_expire_entry"
+OLD_KB=$(cat $T/buffer_size_kb)
+cleanup() {
+    echo 0 >$T/tracing_on
+    for e in $EV; do echo 0 >$T/events/$e/enable 2>/dev/null || true; done
+    echo "$OLD_KB" >$T/buffer_size_kb
+}
+trap cleanup EXIT
+echo 0 >$T/tracing_on
+echo >$T/trace
+echo 16384 >$T/buffer_size_kb
+for e in $EV; do echo 1 >$T/events/$e/enable; done
+echo 1 >$T/tracing_on
+PYTHONPATH=$PWD/python "$PY" -m schedlab host run "$WL" --json "$OUT/host.json" >"$OUT/host.txt" 2>&1
+echo 0 >$T/tracing_on
+cat $T/trace >"$OUT/trace.txt"
+"$PY" - "$OUT/trace.txt" <<'PYEOF'
+import collections, re, sys
+pat = re.compile(r"^\s*(\S+)-(\d+)\s.*?\[(\d+)\]\s+\S+\s+([\d.]+): (\w+): (.*)")
+idle_since, seq, out = {}, {}, collections.Counter()
+for line in open(sys.argv[1]):
+    m = pat.search(line)
+    if not m:
+        continue
+    cpu, ts, ev, rest = int(m[3]), float(m[4]), m[5], m[6]
+    if ev == "sched_switch":
+        nxt = rest.split("next_comm=")[1].split()[0]
+        if nxt.startswith("swapper"):
+            idle_since[cpu], seq[cpu] = ts, []
+        elif cpu in idle_since:
+            if ts - idle_since.pop(cpu) >= 0.008:
+                out[" ".join(seq[cpu][:4]) or "(nothing)"] += 1
+    elif cpu in idle_since:
+        if ev == "hrtimer_expire_entry" and ("tick_nohz_handler" in rest or "tick_sched_timer" in rest):
+            seq[cpu].append("tick")
+        elif ev == "tick_stop":
+            seq[cpu].append("stop")
+print("idle periods >= 8 ms, by how they open (tick = the tick ran on the idle CPU, stop = tick_stop):")
+for k, v in out.most_common(10):
+    print(f"  {v:5d}  {k}")
+PYEOF
+echo "trace and host run in $OUT"
