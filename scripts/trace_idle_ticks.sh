@@ -16,12 +16,19 @@ if [ -z "$WL" ]; then
 fi
 T=/sys/kernel/tracing
 [ -d $T/events ] || T=/sys/kernel/debug/tracing
+MOUNTED=
+if [ ! -d $T/events ]; then  # nothing mounted: a private mount, undone at exit
+    T=$(mktemp -d)
+    mount -t tracefs nodev "$T"
+    MOUNTED=$T
+fi
 EV="sched/sched_switch timer/tick_stop irq/softirq_raise timer/hrtimer_expire_entry"
-OLD_KB=$(cat $T/buffer_size_kb)
+OLD_KB=$(cut -d" " -f1 $T/buffer_size_kb)
 cleanup() {
     echo 0 >$T/tracing_on
     for e in $EV; do echo 0 >$T/events/$e/enable 2>/dev/null || true; done
     echo "$OLD_KB" >$T/buffer_size_kb
+    if [ -n "$MOUNTED" ]; then umount "$MOUNTED" && rmdir "$MOUNTED"; fi
 }
 trap cleanup EXIT
 echo 0 >$T/tracing_on
