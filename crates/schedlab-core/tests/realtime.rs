@@ -318,3 +318,32 @@ fn global_fixed_priority_matches_simso_rm() {
         assert_eq!(sum(|t| t.jobs_completed), completed, "{cpus} CPUs");
     }
 }
+
+/// Fair tasks beside RT pressure share what RT leaves (the balancer's
+/// `capacity_of`, fair.c v6.18: a CPU's capacity less its RT/DEADLINE
+/// utilisation): a FIFO task pinned to CPU 0 runs half the time and three
+/// hogs share the remaining 1.5 CPUs, half a CPU each. The live kernel
+/// (2-vCPU VM, Linux 6.18, `experiments/host-runs/2cpu-2026-11-27/capacity`,
+/// `cap5A`) gives each hog 2.49 s of 5 s with under two migrations. Against
+/// full capacities, as before 2026-11-27, one hog kept CPU 1 to itself:
+/// 7.28 s against 3.86 s for the two on CPU 0 over 10 s.
+#[test]
+fn hogs_share_what_a_pinned_fifo_task_leaves() {
+    let text = r#"{"global": {"duration": 10}, "tasks": {
+        "fifo": {"policy": "SCHED_FIFO", "priority": 10, "cpus": [0], "loop": -1,
+                 "run": 5000, "sleep": 5000},
+        "hog": {"instance": 3, "run": 100000}}}"#;
+    let r = run(text, cfg("eevdf", 2));
+    for h in ["hog-0", "hog-1", "hog-2"] {
+        let cpu = task(&r, h).cpu_time_us;
+        assert!(
+            (cpu - 5_000_000.0).abs() < 250_000.0,
+            "{h}: {cpu} us of CPU, not about 5 s"
+        );
+    }
+    assert!(
+        r.metrics.migrations < 20,
+        "{} migrations",
+        r.metrics.migrations
+    );
+}
