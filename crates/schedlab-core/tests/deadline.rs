@@ -283,8 +283,9 @@ fn llf_thrashes_on_equal_laxity() {
 /// tasks of 65 % bandwidth on 16 CPUs keep every CPU about equally busy.
 /// Taking the lowest free CPU, as before 2026-11-27, stacked them on the low
 /// CPUs (busy 85 % on CPU 0 against 53 % on the least busy).
-#[test]
-fn pushed_deadline_jobs_spread_over_free_cpus() {
+/// 20 DEADLINE tasks of 65 % bandwidth, periods 10..29 ms, each using 80 %
+/// of its budget, for 2 s (`examples/fidelity/dl16.json` without its hogs).
+fn dl_set_16() -> String {
     let tasks: Vec<String> = (0..20u64)
         .map(|i| {
             let period = (10 + i) * 1000;
@@ -296,14 +297,55 @@ fn pushed_deadline_jobs_spread_over_free_cpus() {
             )
         })
         .collect();
-    let text = format!(
+    format!(
         r#"{{"global": {{"duration": 2}}, "tasks": {{{}}}}}"#,
         tasks.join(",")
-    );
-    let r = run(&text, cfg("eevdf", 16));
+    )
+}
+
+#[test]
+fn pushed_deadline_jobs_spread_over_free_cpus() {
+    let r = run(&dl_set_16(), cfg("eevdf", 16));
     let util: Vec<f64> = r.metrics.cpu.iter().map(|c| c.utilisation).collect();
     let (lo, hi) = util
         .iter()
         .fold((f64::MAX, 0f64), |(l, h), u| (l.min(*u), h.max(*u)));
     assert!(hi - lo < 0.15, "per-CPU busy {lo:.3}..{hi:.3}: {util:?}");
+}
+
+/// A periodic DEADLINE task wakes where it slept and is pushed from there
+/// (select_task_rq_dl compares the old, passed deadline, so it stays;
+/// task_woken_dl pushes: deadline.c v6.18). The live kernel moved none of
+/// `dl32`'s tasks at their wakeup on 16 CPUs (5,009 pushes in 4 s); selecting
+/// with the renewed deadline, as before 2026-11-27, moved 1,260 there.
+#[test]
+fn deadline_wakeups_stay_and_are_pushed() {
+    use schedlab_core::trace::TraceEvent;
+    let mut c = cfg("eevdf", 16);
+    c.trace = true;
+    let r = run(&dl_set_16(), c);
+    let trace = r.trace.as_ref().expect("traced");
+    let (mut waking, mut at_wakeup, mut moves) = (std::collections::BTreeSet::new(), 0, 0);
+    for rec in trace.records.iter() {
+        match rec.ev {
+            TraceEvent::Waking { task, .. } => {
+                waking.insert(task);
+            }
+            TraceEvent::Wakeup { task } | TraceEvent::WakeupNew { task } => {
+                waking.remove(&task);
+            }
+            TraceEvent::Migrate { task, .. } => {
+                moves += 1;
+                if waking.contains(&task) {
+                    at_wakeup += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    assert!(moves > 100, "{moves} migrations");
+    assert_eq!(
+        at_wakeup, 0,
+        "{at_wakeup} of {moves} migrations at a wakeup"
+    );
 }

@@ -108,6 +108,10 @@ impl DlOrder for Illf {
         false
     }
 
+    fn select_with_renewed_key(&self) -> bool {
+        true
+    }
+
     /// Rule 1a: the running job's laxity is recomputed.
     fn before_activate(&self, ctx: &mut DlCtx) {
         if let Some(c) = ctx.curr() {

@@ -83,6 +83,10 @@ impl DlOrder for Llf {
         false
     }
 
+    fn select_with_renewed_key(&self) -> bool {
+        true
+    }
+
     /// The running job's laxity is recomputed before the new job enters.
     fn before_activate(&self, ctx: &mut DlCtx) {
         if let Some(c) = ctx.curr() {

@@ -640,14 +640,28 @@ impl SchedClass for Dl {
         if !placement {
             return fallback;
         }
-        // The key this wakeup will have: the CBS rule renews a passed
-        // deadline with a full budget (the kernel selects with the old value
-        // and corrects by push).
-        let a = m.tasks[t].dl;
-        let renew = flags.has(WakeFlags::FORK) || self.ent[t].deadline <= m.now;
-        let d = if renew {
-            self.order.key(m.now + a.deadline, a.runtime as i64)
+        let d = if self.order.select_with_renewed_key() {
+            // The key this wakeup will have: the CBS rule renews a passed
+            // deadline with a full budget.
+            let a = m.tasks[t].dl;
+            let renew = flags.has(WakeFlags::FORK) || self.ent[t].deadline <= m.now;
+            if renew {
+                self.order.key(m.now + a.deadline, a.runtime as i64)
+            } else {
+                self.key_of(t)
+            }
         } else {
+            // select_task_rq_dl (deadline.c v6.18): a new task stays
+            // (`!(flags & WF_TTWU)`), and a waking one is compared by the key
+            // it has now; after its deadline passed that old key beats what
+            // runs there, so it stays, the CBS rule renews it at the enqueue
+            // and task_woken_dl pushes the job if it will not run
+            // (`activate`). Host trace (16 CPUs, `dl32`): no DEADLINE task
+            // moved at its wakeup, 5,009 pushed; selecting with the renewed
+            // key, as before 2026-11-27, moved 1,260 at the wakeup.
+            if flags.has(WakeFlags::FORK) {
+                return fallback;
+            }
             self.key_of(t)
         };
         let busy = self.curr[fallback]

@@ -35,6 +35,18 @@ pub trait DlOrder: Debug {
         deadline
     }
 
+    /// Whether `select_task_rq` places a waking job by the key it will have
+    /// once the CBS rule has run (renewed `now + D`, full budget), and a new
+    /// job at its fork, rather than as the kernel does: by the key the task
+    /// has now (at a wakeup after its deadline passed, the old one, so it
+    /// stays and task_woken's push moves it), and a new task not at all
+    /// (`select_task_rq_dl`: `!(flags & WF_TTWU)`). Default: false (the
+    /// kernel's). Orders whose key is a laxity return true: a passed job's
+    /// laxity says nothing of the next one.
+    fn select_with_renewed_key(&self) -> bool {
+        false
+    }
+
     /// Whether ties of `key` go to the job scheduled least recently (switched
     /// in or out longest ago; never-run jobs first, then by task id) rather
     /// than to the earlier-queued one. Default: false (the kernel's rb-tree
