@@ -111,32 +111,30 @@ pub struct Waker {
 }
 
 /// The last step of `find_later_rq` (deadline.c) and `find_lowest_rq`
-/// (rt.c), v6.18, once neither the task's CPU nor the executing one is in
-/// `mask`: for each domain of `cpu` from the smallest (SMT siblings, LLC,
-/// machine; all have SD_WAKE_AFFINE here), the first CPU of `mask` in its
-/// span after the one last chosen this way (`cpumask_any_and_distribute`:
-/// the executing CPU's `distribute_cpu_mask_prev`, passed as `cursor`,
-/// wrapping; "by injecting this little bit of random in cpu selection, we
-/// reduce the chance two competing balance operations working off the same
-/// lowest_mask pick the same CPU", commit 14e292f8d453, v5.10). Taking the
-/// lowest CPU instead stacked pushed DEADLINE tasks on the low CPUs.
+/// (rt.c), v6.18, once neither the task's CPU nor the executing one
+/// qualifies: for each domain of `cpu` from the smallest (SMT siblings, LLC,
+/// machine; all have SD_WAKE_AFFINE here), the first CPU of `allowed` in its
+/// span that satisfies `ok`, after the one last chosen this way on
+/// `this_cpu`, wrapping (`cpumask_any_and_distribute`: the executing CPU's
+/// `distribute_cpu_mask_prev`, `Rq::distribute_prev`; "by injecting this
+/// little bit of random in cpu selection, we reduce the chance two
+/// competing balance operations working off the same lowest_mask pick the
+/// same CPU", commit 14e292f8d453, v5.10). Taking the lowest CPU instead
+/// stacked pushed DEADLINE tasks on the low CPUs.
 pub fn any_and_distribute(
-    m: &Machine,
+    m: &mut Machine,
+    this_cpu: CpuId,
     cpu: CpuId,
-    mask: crate::cpuset::CpuSet,
-    cursor: &mut CpuId,
+    allowed: crate::cpuset::CpuSet,
+    ok: impl Fn(CpuId) -> bool,
 ) -> Option<CpuId> {
     let spans = [m.topo.siblings(cpu), m.topo.llc(cpu), m.online];
-    for span in spans {
-        let cand = mask.and(&span);
-        let after = *cursor;
-        let next = cand.iter().find(|c| *c > after).or_else(|| cand.first());
-        if let Some(c) = next {
-            *cursor = c;
-            return Some(c);
-        }
-    }
-    None
+    let after = m.rqs[this_cpu].distribute_prev;
+    let next = spans
+        .iter()
+        .find_map(|span| allowed.and(span).iter_wrap(after).find(|c| ok(*c)))?;
+    m.rqs[this_cpu].distribute_prev = next;
+    Some(next)
 }
 
 /// Where a `select_task_rq` starts: `prev_cpu` if `t` may run there, else

@@ -148,15 +148,15 @@ impl Rt {
 
     /// `find_lowest_rq`: an allowed CPU at the lowest level below `p`'s
     /// prio, preferring `prefer` (the task's CPU), then `waker`, then one
-    /// spread by `any_and_distribute` with the executing CPU's `cursor`.
+    /// spread by `any_and_distribute` from the executing CPU (the waker's,
+    /// else `prefer`: a push runs on the task's CPU).
     fn find_lowest_rq(
         &self,
-        m: &Machine,
+        m: &mut Machine,
         t: TaskId,
         levels: &[i32],
         prefer: CpuId,
         waker: Option<CpuId>,
-        cursor: &mut CpuId,
     ) -> Option<CpuId> {
         let tp = prio(m, t) as i32;
         let aff = m.tasks[t].affinity;
@@ -172,11 +172,7 @@ impl Rt {
         if let Some(w) = waker.filter(|w| ok(*w)) {
             return Some(w);
         }
-        let mut lowest_mask = crate::cpuset::CpuSet::empty();
-        for c in aff.iter().filter(|c| ok(*c)) {
-            lowest_mask.insert(c);
-        }
-        super::any_and_distribute(m, prefer, lowest_mask, cursor)
+        super::any_and_distribute(m, waker.unwrap_or(prefer), prefer, aff, ok)
     }
 
     /// Highest-prio queued task on `cpu` that is not running there and may
@@ -234,10 +230,7 @@ impl Rt {
                 m.resched(cpu);
                 return;
             }
-            let mut cursor = m.rqs[cpu].distribute_prev;
-            let found = self.find_lowest_rq(m, t, &levels, cpu, None, &mut cursor);
-            m.rqs[cpu].distribute_prev = cursor;
-            let Some(dst) = found else {
+            let Some(dst) = self.find_lowest_rq(m, t, &levels, cpu, None) else {
                 return;
             };
             if dst == cpu {
@@ -434,10 +427,7 @@ impl SchedClass for Rt {
             return fallback;
         }
         let levels: Vec<i32> = (0..m.nr_cpus()).map(|c| self.level(m, c)).collect();
-        let mut cursor = m.rqs[waker.cpu].distribute_prev;
-        let found = self.find_lowest_rq(m, t, &levels, fallback, Some(waker.cpu), &mut cursor);
-        m.rqs[waker.cpu].distribute_prev = cursor;
-        match found {
+        match self.find_lowest_rq(m, t, &levels, fallback, Some(waker.cpu)) {
             Some(c) if tp < levels[c] => c,
             _ => fallback,
         }

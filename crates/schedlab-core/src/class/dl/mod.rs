@@ -247,18 +247,17 @@ impl Dl {
     }
 
     /// `find_later_rq`: a CPU without DL work (prefer `prefer`, then
-    /// `waker`, then one spread by `any_and_distribute` with the executing
-    /// CPU's `cursor`), else the one whose earliest deadline is
-    /// latest and later than `deadline`.
+    /// `waker`, then one spread by `any_and_distribute` from the executing
+    /// CPU: the waker's, else `prefer`, where a push runs), else the one
+    /// whose earliest deadline is latest and later than `deadline`.
     /// `level(c)` is CPU c's smallest key (`levels`), read as needed.
     fn find_later_rq(
-        m: &Machine,
+        m: &mut Machine,
         level: impl Fn(CpuId) -> Option<Ns>,
         aff: crate::cpuset::CpuSet,
         deadline: Ns,
         prefer: CpuId,
         waker: Option<CpuId>,
-        cursor: &mut CpuId,
     ) -> Option<CpuId> {
         let free = |c: CpuId| aff.contains(c) && level(c).is_none();
         if free(prefer) {
@@ -267,11 +266,8 @@ impl Dl {
         if let Some(w) = waker.filter(|w| free(*w)) {
             return Some(w);
         }
-        let mut free_set = crate::cpuset::CpuSet::empty();
-        for c in aff.iter().filter(|c| free(*c)) {
-            free_set.insert(c);
-        }
-        if let Some(c) = super::any_and_distribute(m, prefer, free_set, cursor) {
+        let this_cpu = waker.unwrap_or(prefer);
+        if let Some(c) = super::any_and_distribute(m, this_cpu, prefer, aff, free) {
             return Some(c);
         }
         aff.iter()
@@ -311,10 +307,7 @@ impl Dl {
             let aff = m.tasks[t].affinity;
             let levels = levels.get_or_insert_with(|| self.levels());
             levels[cpu] = here;
-            let mut cursor = m.rqs[cpu].distribute_prev;
-            let found = Self::find_later_rq(m, |c| levels[c], aff, d, cpu, None, &mut cursor);
-            m.rqs[cpu].distribute_prev = cursor;
-            match found {
+            match Self::find_later_rq(m, |c| levels[c], aff, d, cpu, None) {
                 Some(dst) if dst != cpu => {
                     m.request_migration(t, dst, MigrationKind::Balance);
                     levels[dst] = Some(d);
@@ -670,18 +663,8 @@ impl SchedClass for Dl {
         if !busy {
             return fallback;
         }
-        let mut cursor = m.rqs[waker.cpu].distribute_prev;
-        let found = Self::find_later_rq(
-            m,
-            |c| self.earliest(c),
-            aff,
-            d,
-            fallback,
-            Some(waker.cpu),
-            &mut cursor,
-        );
-        m.rqs[waker.cpu].distribute_prev = cursor;
-        found.unwrap_or(fallback)
+        Self::find_later_rq(m, |c| self.earliest(c), aff, d, fallback, Some(waker.cpu))
+            .unwrap_or(fallback)
     }
 
     fn migrate_task_rq(&mut self, _m: &mut Machine, _t: TaskId, _new_cpu: CpuId) {}
