@@ -347,3 +347,24 @@ fn hogs_share_what_a_pinned_fifo_task_leaves() {
         r.metrics.migrations
     );
 }
+
+/// A CPU pulls RT work only when its own priority dropped (`prev_balance`,
+/// core.c 6.12/6.18: `balance_rt` runs for an RT or DEADLINE `prev`, and
+/// `need_pull_rt_task` asks that `prev` left). Two DEADLINE tasks, one per
+/// CPU, start every 10 ms beside a FIFO hog; the FIFO task waits behind
+/// one of them and runs on its CPU when both finish together. Before
+/// 2026-11-27 every class pulled at every pick, and the CPU that was still
+/// running its DEADLINE task pulled the waiting FIFO task back and forth:
+/// 200 migrations in 1 s (173 with the default wakeup costs, 27 now).
+#[test]
+fn a_waiting_rt_task_is_not_pulled_by_a_cpu_whose_priority_did_not_drop() {
+    let text = r#"{"global": {"duration": 1}, "tasks": {
+        "dl": {"policy": "SCHED_DEADLINE", "dl-runtime": 3000, "dl-period": 10000,
+               "instance": 2, "run": 2500, "timer": {"ref": "unique", "period": 10000}},
+        "fifo": {"policy": "SCHED_FIFO", "priority": 10, "run": 1000000},
+        "io": {"priority": -5, "sleep": 3000, "run": 200}}}"#;
+    let r = run(text, cfg("eevdf", 2));
+    let moved = task(&r, "fifo").migrations;
+    assert!(moved <= 2, "the FIFO task migrated {moved} times");
+    assert!(task(&r, "fifo").cpu_time_us > 740_000.0);
+}

@@ -196,9 +196,32 @@ pub trait SchedClass {
     fn wakeup_preempt(&mut self, m: &mut Machine, cpu: CpuId, t: TaskId, flags: WakeFlags);
 
     /// `balance`: `cpu` is about to pick and this class may pull work from
-    /// other CPUs first (the fair class's newly-idle balance). Pulls go
+    /// other CPUs first (the fair class's newly-idle balance, `pull_dl_task`,
+    /// `pull_rt_task`). `prev` is the task that was current when the
+    /// schedule began (None: the CPU was idle); a task of this class that
+    /// blocked has already left the queue. Returns whether this class now
+    /// has a task to run on `cpu`, counting what it pulled. Pulls go
     /// through `m.request_migration`, which the engine carries out on return.
-    fn balance(&mut self, m: &mut Machine, cpu: CpuId);
+    ///
+    /// Called as the kernel's `prev_balance` calls it (kernel/sched/core.c,
+    /// 6.12 and 6.18): for the class of `prev` first, then for each class
+    /// below it, stopping after the first class that returns true or below
+    /// a class that has a runnable task here; for an idle `prev`, from the
+    /// top of the stack (which gives the kernel's fast path: the fair class
+    /// balances newly idle only when nothing at all is runnable). A class
+    /// above `prev`'s is not called.
+    fn balance(&mut self, m: &mut Machine, cpu: CpuId, prev: Option<TaskId>) -> bool;
+
+    /// Whether `balance` must run before every pick on the CPU, even below
+    /// a class that has a runnable task (engine departure from
+    /// `prev_balance`, for classes whose pick relies on it: sched_ext
+    /// dispatches in `balance_scx`, which 6.12 forces for an idle `prev`
+    /// and 6.13 works around where it was skipped; a class that clears
+    /// per-schedule state there, like `hrtick_clear` in `__schedule`).
+    /// Default: false.
+    fn balance_every_pick(&self) -> bool {
+        false
+    }
 
     /// `pick_task`: the task this class wants to run next on `cpu`, if any.
     /// The current task (if of this class and still queued) is a candidate.

@@ -380,8 +380,22 @@ impl SchedClass for Rt {
         }
     }
 
-    fn balance(&mut self, m: &mut Machine, cpu: CpuId) {
-        self.pull_rt_task(m, cpu);
+    fn balance(&mut self, m: &mut Machine, cpu: CpuId, prev: Option<TaskId>) -> bool {
+        // balance_rt: pull when `prev` is not queued here as an RT task and
+        // this CPU's best queued RT priority is now lower than prev's
+        // (`need_pull_rt_task`: `rq->rt.highest_prio.curr > prev->prio`;
+        // an empty queue counts as MAX_RT_PRIO): an RT task that blocked,
+        // or a DEADLINE task that left when no DEADLINE task is runnable.
+        let before = m.migrations.len();
+        if let Some(p) = prev {
+            let highest = self.rq[cpu].highest().map_or(NR_PRIO as i32, |h| h as i32);
+            let on_rt_rq = self.rq[cpu].curr == Some(p) && m.tasks[p].is_queued();
+            if !on_rt_rq && highest > m.tasks[p].prio() {
+                self.pull_rt_task(m, cpu);
+            }
+        }
+        // sched_rt_runnable: `rt_queued`, which a throttled queue is not.
+        (!self.rq[cpu].throttled && self.rq[cpu].nr > 0) || m.migrations.len() > before
     }
 
     fn pick_task(&mut self, _m: &mut Machine, cpu: CpuId) -> Option<TaskId> {

@@ -212,15 +212,10 @@ impl Simulator {
             }
         }
         if self.m.online.contains(cpu) {
-            // An offline CPU pulls nothing (engine/hotplug.rs). A class that
-            // takes no policy is skipped, as `for_balance_class_range` skips
-            // the fair class when sched_ext has switched every task
-            // (`next_active_class`, kernel/sched/sched.h 6.12).
-            for c in 0..self.classes.len() {
-                if self.classes.is_active(c) {
-                    self.classes.get(c).balance(&mut self.m, cpu);
-                }
-            }
+            // An offline CPU pulls nothing (engine/hotplug.rs). After the
+            // stopper pushed `prev` away, the schedule starts from the
+            // stopper, which no class pulls for: as from idle.
+            self.prev_balance(cpu, if put_prev_done { None } else { prev });
         }
         self.apply_migrations();
         let mut next = None;
@@ -264,6 +259,45 @@ impl Simulator {
             self.classes.get(c).set_next_task(&mut self.m, cpu, n);
         }
         self.switch_in(cpu, if put_prev_done { prev } else { curr }, next);
+    }
+
+    /// `prev_balance` (kernel/sched/core.c, 6.12 and 6.18): before the
+    /// pick, the class of `prev` and each class below it may pull work
+    /// (`SchedClass::balance`), until one has a task to run here; a class
+    /// above `prev`'s is not asked, and a class below one with a runnable
+    /// task is not either (unless it asks to be, `balance_every_pick`). So
+    /// a CPU pulls DEADLINE tasks only when its DEADLINE task left
+    /// (`balance_dl`: `dl_task(prev)` and not queued), RT tasks only when
+    /// its priority dropped (`balance_rt`), and balances the fair class
+    /// newly idle only when nothing is runnable. From idle (`prev` None)
+    /// every class is asked from the top: no class pulls for an idle
+    /// `prev`, and the fair class's newly-idle balance runs when nothing is
+    /// runnable, which is the kernel's fast path (`pick_next_task_fair`).
+    /// Each class's pulls are carried out before the next class is asked,
+    /// as the kernel's happen inside `balance`. A class that takes no
+    /// policy is skipped, as `for_balance_class_range` skips the fair class
+    /// when sched_ext has switched every task (`next_active_class`,
+    /// kernel/sched/sched.h 6.12).
+    fn prev_balance(&mut self, cpu: CpuId, prev: Option<TaskId>) {
+        let start = prev.map_or(0, |p| self.class_of(p));
+        let mut runnable = false;
+        for c in start..self.classes.len() {
+            if !self.classes.is_active(c)
+                || (runnable && !self.classes.get_ref(c).balance_every_pick())
+            {
+                continue;
+            }
+            runnable |= self.classes.get(c).balance(&mut self.m, cpu, prev);
+            self.apply_migrations();
+            // The kernel's balance returns true for a runnable task of a
+            // higher class too (`balance_rt`: `sched_dl_runnable() || ...`):
+            // prev's class pulls, and the classes below it stop there.
+            if c == start && !runnable {
+                runnable = (0..start).any(|k| {
+                    self.classes.is_active(k) && self.classes.get_ref(k).nr_runnable(cpu) > 0
+                });
+            }
+        }
     }
 
     /// Positions of the server's host class and served class, if any.

@@ -456,11 +456,17 @@ impl SchedClass for Baby {
         }
     }
 
-    fn balance(&mut self, m: &mut Machine, cpu: CpuId) {
+    fn balance_every_pick(&self) -> bool {
+        // `hrtick_clear` is in `__schedule`, whatever class runs next.
+        true
+    }
+
+    fn balance(&mut self, m: &mut Machine, cpu: CpuId, _prev: Option<TaskId>) -> bool {
         // __schedule: hrtick_clear.
         self.hrtick_cancel(cpu);
+        // balance_fair (5.14): with any task here, nothing to do.
         if m.rqs[cpu].nr_running > 0 {
-            return;
+            return true;
         }
         // newidle_balance: the busiest CPU with at least two tasks.
         let mut src: Option<(u32, CpuId)> = None;
@@ -470,9 +476,11 @@ impl SchedClass for Baby {
                 src = Some((n, c));
             }
         }
+        let before = m.migrations.len();
         if let Some((_, s)) = src {
             self.move_task(m, cpu, s);
         }
+        m.migrations.len() > before
     }
 
     fn pick_task(&mut self, m: &mut Machine, cpu: CpuId) -> Option<TaskId> {

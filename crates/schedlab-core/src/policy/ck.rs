@@ -495,13 +495,19 @@ impl SchedClass for Ck {
         }
     }
 
-    fn balance(&mut self, m: &mut Machine, cpu: CpuId) {
+    fn balance_every_pick(&self) -> bool {
+        // The pick is decided here (the only class of its stack).
+        true
+    }
+
+    fn balance(&mut self, m: &mut Machine, cpu: CpuId, _prev: Option<TaskId>) -> bool {
         self.prepare(m, cpu);
         let choice = self.decide(m, cpu);
         if let Some(t) = choice.filter(|t| m.tasks[*t].cpu != cpu) {
             m.request_migration(t, cpu, MigrationKind::Balance);
         }
         self.choice[cpu] = choice;
+        choice.is_some()
     }
 
     fn pick_task(&mut self, m: &mut Machine, cpu: CpuId) -> Option<TaskId> {

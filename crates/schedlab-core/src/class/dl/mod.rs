@@ -542,8 +542,18 @@ impl SchedClass for Dl {
         }
     }
 
-    fn balance(&mut self, m: &mut Machine, cpu: CpuId) {
-        self.pull_dl_task(m, cpu);
+    fn balance(&mut self, m: &mut Machine, cpu: CpuId, _prev: Option<TaskId>) -> bool {
+        // balance_dl: pull when this CPU's DEADLINE task left its queue
+        // (`!on_dl_rq(&prev->dl) && dl_task(prev)`): it blocked, was
+        // throttled or exited. Before `put_prev_task`, this class's current
+        // task is `prev` if `prev` is a DEADLINE task.
+        let before = m.migrations.len();
+        if self.curr[cpu].is_some_and(|p| !self.ent[p].in_tree) {
+            self.pull_dl_task(m, cpu);
+        }
+        // sched_dl_runnable (departure: an enqueued fair server entity
+        // counts there too; here only DEADLINE tasks).
+        !self.tree[cpu].is_empty() || m.migrations.len() > before
     }
 
     fn server_update(

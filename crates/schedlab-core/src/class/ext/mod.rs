@@ -37,10 +37,12 @@
 //!   hotplug without `cpu_online`/`cpu_offline`) always falls back.
 //!
 //! # Departures from the kernel
-//! * `balance_scx` runs from the engine's `balance` hook, which the engine
-//!   calls for every class; the class skips it when another class has
-//!   runnable tasks on the CPU (the kernel stops at the first class whose
-//!   balance finds work, and fair is above ext).
+//! * `balance_scx` runs from the engine's `balance` hook before every pick
+//!   (`balance_every_pick`), also below a class that has runnable tasks,
+//!   where the kernel's `prev_balance` stops; the class skips it when
+//!   another class has runnable tasks on the CPU, so only the case of
+//!   6.12's missed balance (fair saying yes with only SCX tasks queued,
+//!   which 6.13 works around in `pick_task_scx`) differs.
 //! * Inserts from `ops.dispatch` of a task not in the policy's custody are
 //!   errors; the kernel ignores them silently because, with concurrent
 //!   CPUs, they may be races. A sequential simulation has no races, so they
@@ -359,6 +361,25 @@ impl<P: ExtOps> ExtClass<P> {
             }
         }
     }
+
+    /// `balance_scx`.
+    fn balance_scx(&mut self, m: &mut Machine, cpu: CpuId) {
+        self.load(m);
+        self.sync_idle(m);
+        self.st.cpus[cpu].keep = false;
+        self.bal_ran[cpu] = false;
+        let others = m.rqs[cpu].nr_running.saturating_sub(self.st.cpus[cpu].nr);
+        if others > 0 || !m.online.contains(cpu) {
+            return self.after(m);
+        }
+        self.bal_ran[cpu] = true;
+        self.balance_one(m, cpu);
+        self.after(m);
+        if self.st.disabled && !self.st.cpus[cpu].keep && self.st.local_nr(cpu) == 0 {
+            // Bypass after an error in this balance: global FIFO.
+            self.st.consume(m, SCX_DSQ_GLOBAL, cpu);
+        }
+    }
 }
 
 impl<P: ExtOps> SchedClass for ExtClass<P> {
@@ -479,22 +500,15 @@ impl<P: ExtOps> SchedClass for ExtClass<P> {
         // wakeup_preempt_scx is empty: preemption only through kicks.
     }
 
-    fn balance(&mut self, m: &mut Machine, cpu: CpuId) {
-        self.load(m);
-        self.sync_idle(m);
-        self.st.cpus[cpu].keep = false;
-        self.bal_ran[cpu] = false;
-        let others = m.rqs[cpu].nr_running.saturating_sub(self.st.cpus[cpu].nr);
-        if others > 0 || !m.online.contains(cpu) {
-            return self.after(m);
-        }
-        self.bal_ran[cpu] = true;
-        self.balance_one(m, cpu);
-        self.after(m);
-        if self.st.disabled && !self.st.cpus[cpu].keep && self.st.local_nr(cpu) == 0 {
-            // Bypass after an error in this balance: global FIFO.
-            self.st.consume(m, SCX_DSQ_GLOBAL, cpu);
-        }
+    fn balance_every_pick(&self) -> bool {
+        // SCX requires a balance() call before every pick_task()
+        // (prev_balance, core.c 6.12): the dispatch happens there.
+        true
+    }
+
+    fn balance(&mut self, m: &mut Machine, cpu: CpuId, _prev: Option<TaskId>) -> bool {
+        self.balance_scx(m, cpu);
+        self.st.local_nr(cpu) > 0
     }
 
     fn pick_task(&mut self, m: &mut Machine, cpu: CpuId) -> Option<TaskId> {

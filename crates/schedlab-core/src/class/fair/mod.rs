@@ -621,14 +621,19 @@ impl SchedClass for Fair {
         }
     }
 
-    fn balance(&mut self, m: &mut Machine, cpu: CpuId) {
-        if self.root_rq(cpu).h_nr_running == 0 {
-            if self.hooks.replaces_balancer() {
-                self.hooks.newidle_balance(m, cpu, &self.cpu_tasks);
-            } else {
-                self.newidle_balance(m, cpu);
-            }
+    fn balance(&mut self, m: &mut Machine, cpu: CpuId, _prev: Option<TaskId>) -> bool {
+        // balance_fair: with a task here, nothing to do; else the newly
+        // idle balance (sched_balance_newidle).
+        if self.root_rq(cpu).h_nr_running > 0 {
+            return true;
         }
+        let before = m.migrations.len();
+        if self.hooks.replaces_balancer() {
+            self.hooks.newidle_balance(m, cpu, &self.cpu_tasks);
+        } else {
+            self.newidle_balance(m, cpu);
+        }
+        m.migrations.len() > before
     }
 
     fn pick_task(&mut self, m: &mut Machine, cpu: CpuId) -> Option<TaskId> {
