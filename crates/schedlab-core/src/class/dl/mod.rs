@@ -551,9 +551,10 @@ impl SchedClass for Dl {
         if self.curr[cpu].is_some_and(|p| !self.ent[p].in_tree) {
             self.pull_dl_task(m, cpu);
         }
-        // sched_dl_runnable (departure: an enqueued fair server entity
-        // counts there too; here only DEADLINE tasks).
-        !self.tree[cpu].is_empty() || m.migrations.len() > before
+        // sched_dl_runnable: `dl_nr_running`, which counts the fair
+        // server's entity while it is on the queue (running fair tasks
+        // ahead of RT; a deferred or throttled server is not queued).
+        !self.tree[cpu].is_empty() || self.server_active(cpu) || m.migrations.len() > before
     }
 
     fn server_update(
