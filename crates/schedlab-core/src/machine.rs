@@ -249,6 +249,22 @@ impl Machine {
         true
     }
 
+    /// Ask the stopper of `src` to move the queued task `t` to `dst`
+    /// (`stop_one_cpu_nowait(active_load_balance_cpu_stop)`, fair.c): at
+    /// `src`'s next schedule it preempts whatever runs there, whatever its
+    /// class (an involuntary switch for that task, which then resumes), and
+    /// moves `t` if it is still queued there and allowed on `dst`; if `t`
+    /// is the current task by then, it moves it as
+    /// [`Self::request_active_balance`] does. One request per CPU at a
+    /// time; returns false if one is already pending.
+    pub fn request_active_balance_of(&mut self, src: CpuId, dst: CpuId, t: TaskId) -> bool {
+        if !self.request_active_balance(src, dst) {
+            return false;
+        }
+        self.rqs[src].active_balance_task = Some(t);
+        true
+    }
+
     /// Set the load weight of `t` (a weight policy decided a new one; the
     /// class reweights its queues itself).
     pub fn set_weight(&mut self, t: TaskId, weight: u64) {

@@ -44,6 +44,11 @@ pub struct Rq {
     pub avg_idle: Ns,
     /// Pending "push the current task to this CPU" (active balance).
     pub active_balance_to: Option<usize>,
+    /// The task the pending active balance moves when it is not the
+    /// current one: the stopper preempts the current task (of any class)
+    /// and moves this queued task (`detach_one_task`); None: it moves the
+    /// current task.
+    pub active_balance_task: Option<usize>,
     /// Current core frequency, kHz (set by the governor, engine/governor.rs).
     pub freq_khz: u64,
     /// Time spent at each frequency level, for reports: (kHz, ns).

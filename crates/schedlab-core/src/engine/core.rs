@@ -195,8 +195,30 @@ impl Simulator {
             self.deactivate_if_blocked(cpu, p);
         }
         let mut put_prev_done = false;
+        let stopper_task = self.m.rqs[cpu].active_balance_task.take();
         if let Some(dst) = self.m.rqs[cpu].active_balance_to.take() {
-            if let Some(p) = prev {
+            if let Some(t) = stopper_task.filter(|t| Some(*t) != prev) {
+                // The stopper preempts the current task, whatever its class
+                // (it resumes after: an involuntary switch), and moves the
+                // queued task `t` (active_load_balance_cpu_stop →
+                // detach_one_task). Departure: the stopper thread itself is
+                // not traced and takes no time; the current task is traced
+                // as switching to itself.
+                if let Some(p) = prev.filter(|p| self.m.tasks[*p].is_queued()) {
+                    let c = self.class_of(p);
+                    self.classes.get(c).put_prev_task(&mut self.m, cpu, p, None);
+                    put_prev_done = true;
+                    self.switch_out(cpu, p);
+                    self.m.note_switch(cpu);
+                    self.m.rqs[cpu].curr = None;
+                    self.m.sync_idle(cpu);
+                }
+                let task = &self.m.tasks[t];
+                if task.is_queued() && task.cpu == cpu && task.affinity.contains(dst) {
+                    self.m.stats.balance_migrations += 1;
+                    self.move_queued_task(t, dst);
+                }
+            } else if let Some(p) = prev {
                 let t = &self.m.tasks[p];
                 if t.is_queued() && t.affinity.contains(dst) {
                     // The stopper preempts `p` and pushes it to `dst`.

@@ -445,6 +445,20 @@ impl Fair {
         moved
     }
 
+    /// The fair task the stopper's `detach_one_task` (fair.c v6.18) would
+    /// move from `src` to `dst`: the first allowed on dst from the tail of
+    /// `cfs_tasks`, the least recently run first (the current task, just
+    /// preempted by the stopper, is at the head: it comes last), hotness
+    /// ignored (LBF_ACTIVE_LB).
+    fn detach_one_task(&self, m: &Machine, src: CpuId, dst: CpuId) -> Option<TaskId> {
+        let curr = m.rqs[src].curr;
+        self.cpu_tasks[src]
+            .iter()
+            .copied()
+            .filter(|t| m.tasks[*t].affinity.contains(dst))
+            .min_by_key(|t| (curr == Some(*t), m.tasks[*t].last_run_start, *t))
+    }
+
     /// `sched_balance_rq` on one domain level; returns tasks moved.
     fn load_balance(&mut self, m: &mut Machine, dst: CpuId, level: usize, idle: IdleType) -> usize {
         let mut env = Env {
@@ -529,42 +543,45 @@ impl Fair {
             && self.root_rq(src).h_nr_running == 1
             && Self::reduced_capacity(m, src, pct)
             && Self::capacity_of(m, src) * pct < Self::capacity_of(m, dst) * 100;
-        let d = &mut self.lb.doms[dst][level];
-        if capacity_move && !(env.mtype == Migration::Task && d.failed > d.cache_nice_tries + 2) {
-            // The stopper takes the one fair task (detach_one_task, hotness
-            // ignored under LBF_ACTIVE_LB): as a push of the running task
-            // when it runs; when it waits behind an RT/DEADLINE task, as a
-            // migration of the queued task. Departure: the stopper's
-            // preemption of that RT/DEADLINE task is not modelled.
-            let fair = self.cpu_tasks[src].first().copied();
-            if let Some(t) = fair.filter(|t| m.tasks[*t].affinity.contains(dst)) {
-                if m.rqs[src].curr == Some(t) {
-                    if m.request_active_balance(src, dst) {
-                        m.resched(src);
-                    }
-                } else {
-                    m.request_migration(t, dst, MigrationKind::Balance);
-                }
-            }
-            // "We were unbalanced": the interval goes back to its minimum.
-            let d = &mut self.lb.doms[dst][level];
-            d.interval_ms = d.weight();
-            return 0;
-        }
-        if env.mtype == Migration::Task && d.failed > d.cache_nice_tries + 2 {
-            // active_load_balance_cpu_stop moves a task of the fair class
-            // (detach_one_task walks cfs_tasks): a current task of another
-            // class (RT, DL, ext) is never pushed by the fair balancer.
-            let fair_curr = m.rqs[src]
-                .curr
-                .filter(|c| self.task_se.get(*c).is_some_and(|se| self.se[*se].on_rq));
-            if let Some(curr) = fair_curr {
-                if m.tasks[curr].affinity.contains(dst) && m.request_active_balance(src, dst) {
+        // need_active_balance kicks the stopper only when the source's
+        // current task, of any class, may run on dst (sched_balance_rq,
+        // fair.c v6.18: else `out_one_pinned`); it preempts that task and
+        // active_load_balance_cpu_stop moves a fair task (detach_one_task:
+        // the least recently run allowed on dst, hotness ignored).
+        let curr_allows = m.rqs[src]
+            .curr
+            .is_some_and(|c| m.tasks[c].affinity.contains(dst));
+        let d = &self.lb.doms[dst][level];
+        let failures = env.mtype == Migration::Task && d.failed > d.cache_nice_tries + 2;
+        if capacity_move && !failures {
+            // The one fair task, running or waiting behind the RT/DEADLINE
+            // task that reduced the source's capacity.
+            if let Some(t) = curr_allows
+                .then(|| self.detach_one_task(m, src, dst))
+                .flatten()
+            {
+                if m.request_active_balance_of(src, dst, t) {
                     m.resched(src);
+                }
+                // "We were unbalanced": the interval goes back to its minimum.
+                let d = &mut self.lb.doms[dst][level];
+                d.interval_ms = d.weight();
+                return 0;
+            }
+        }
+        if failures {
+            if let Some(t) = curr_allows
+                .then(|| self.detach_one_task(m, src, dst))
+                .flatten()
+            {
+                if m.request_active_balance_of(src, dst, t) {
+                    m.resched(src);
+                    let d = &mut self.lb.doms[dst][level];
                     d.failed = d.cache_nice_tries + 1;
                 }
             }
         }
+        let d = &mut self.lb.doms[dst][level];
         d.interval_ms = (d.interval_ms * 2).min(2 * d.weight());
         0
     }
