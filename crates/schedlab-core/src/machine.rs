@@ -201,7 +201,14 @@ impl Machine {
     /// reschedule was deferred to a later event).
     pub(crate) fn clear_resched(&mut self, cpu: CpuId) {
         self.rqs[cpu].need_resched = false;
+        self.rqs[cpu].resched_deferred = false;
         self.resched_cpus.remove(cpu);
+    }
+
+    /// Whether `cpu`'s current task is to be rescheduled, now or when a
+    /// granted wakeup preemption's delay ends (`test_tsk_need_resched`).
+    pub fn resched_pending(&self, cpu: CpuId) -> bool {
+        self.rqs[cpu].need_resched || self.rqs[cpu].resched_deferred
     }
 
     /// Ask the engine to move queued (not current) task `task` to `dst`.

@@ -14,6 +14,11 @@ pub struct Rq {
     pub nr_running: u32,
     /// `TIF_NEED_RESCHED` on the current task.
     pub need_resched: bool,
+    /// A reschedule granted to a wakeup is on its way (the wakeup path's
+    /// costs defer it, engine/latency.rs): in the kernel `need_resched` is
+    /// already set, so tests of it (`task_woken_dl`, `task_woken_rt`) read
+    /// [`crate::machine::Machine::resched_pending`].
+    pub resched_deferred: bool,
     /// When the current task (or idle) started running, by the run
     /// queue's clock: its CPU time counts from here (`exec_start`), which
     /// after a skipped clock update is earlier than the switch.

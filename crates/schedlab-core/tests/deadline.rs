@@ -349,3 +349,31 @@ fn deadline_wakeups_stay_and_are_pushed() {
         "{at_wakeup} of {moves} migrations at a wakeup"
     );
 }
+
+/// `task_woken_dl` pushes a woken job at once only when the CPU runs a
+/// DEADLINE task the job cannot preempt (deadline.c v6.18). Three periodic
+/// DEADLINE tasks beside two fair hogs on 2 CPUs
+/// (`examples/fidelity/dl2.json`): every 20 ms `dl3` and `dl1` wake
+/// together on the CPU running a hog. The kernel lets `dl1` (earlier
+/// deadline) run there and pushes `dl3` after that pick, so `dl3` is never
+/// preempted (the 2-vCPU host: 0-1 involuntary switches in 3 s, p90 wakeup
+/// latency 1.5 ms, `experiments/host-runs/2cpu-2026-11-27c/dl2`). Before
+/// 2026-11-27 every activation pushed: `dl3` went to the other CPU ahead
+/// of the wakeup path's costs and was preempted there 49 times.
+#[test]
+fn a_woken_job_is_pushed_at_once_only_from_a_cpu_running_a_deadline_task() {
+    let text = r#"{"global": {"duration": 3}, "tasks": {
+        "dl1": {"policy": "SCHED_DEADLINE", "dl-runtime": 2000, "dl-period": 10000,
+                "run": 1500, "timer": {"ref": "unique", "period": 10000}},
+        "dl2": {"policy": "SCHED_DEADLINE", "dl-runtime": 3000, "dl-period": 15000,
+                "run": 2500, "timer": {"ref": "unique", "period": 15000}},
+        "dl3": {"policy": "SCHED_DEADLINE", "dl-runtime": 4000, "dl-period": 20000,
+                "run": 3500, "timer": {"ref": "unique", "period": 20000}},
+        "hog": {"instance": 2, "run": 3000000}}}"#;
+    let mut c = cfg("eevdf", 2);
+    c.zero_costs = false;
+    let r = run(text, c);
+    let dl3 = task(&r, "dl3");
+    assert!(dl3.nivcsw <= 2, "dl3 was preempted {} times", dl3.nivcsw);
+    assert_eq!(dl3.deadline_misses, 0);
+}

@@ -338,9 +338,12 @@ impl SchedClass for Rt {
             self.slice[t] = self.rr_ticks;
         }
         self.start_rt_bandwidth(m);
-        // task_woken_rt: a wakeup that cannot preempt is pushed elsewhere.
+        // task_woken_rt (rt.c v6.18): a wakeup that cannot preempt the RT
+        // or DEADLINE task running here is pushed elsewhere, unless a
+        // reschedule is already pending here (`test_tsk_need_resched`:
+        // the push then follows the CPU's pick, `set_next_task_rt`).
         let curr_prio = m.rqs[cpu].curr.map_or(LEVEL_IDLE, |c| m.tasks[c].prio());
-        if flags.has(EnqueueFlags::WAKEUP) && p as i32 >= curr_prio {
+        if flags.has(EnqueueFlags::WAKEUP) && p as i32 >= curr_prio && !m.resched_pending(cpu) {
             self.push_rt_tasks(m, cpu);
         }
     }

@@ -341,6 +341,7 @@ impl Simulator {
         }
         if at > self.m.now {
             self.m.clear_resched(w.cpu);
+            self.m.rqs[w.cpu].resched_deferred = true;
             self.events.push(at, EventKind::Resched { cpu: w.cpu });
             if !was_idle {
                 self.stall_until_resched(w.cpu, at, if remote { c.ipi } else { 0 });
