@@ -205,13 +205,8 @@ impl Simulator {
                 // not traced and takes no time; the current task is traced
                 // as switching to itself.
                 if let Some(p) = prev.filter(|p| self.m.tasks[*p].is_queued()) {
-                    let c = self.class_of(p);
-                    self.classes.get(c).put_prev_task(&mut self.m, cpu, p, None);
+                    self.stopper_preempts(cpu, p);
                     put_prev_done = true;
-                    self.switch_out(cpu, p);
-                    self.m.note_switch(cpu);
-                    self.m.rqs[cpu].curr = None;
-                    self.m.sync_idle(cpu);
                 }
                 let task = &self.m.tasks[t];
                 if task.is_queued() && task.cpu == cpu && task.affinity.contains(dst) {
@@ -222,21 +217,17 @@ impl Simulator {
                 let t = &self.m.tasks[p];
                 if t.is_queued() && t.affinity.contains(dst) {
                     // The stopper preempts `p` and pushes it to `dst`.
-                    let c = self.class_of(p);
-                    self.classes.get(c).put_prev_task(&mut self.m, cpu, p, None);
+                    self.stopper_preempts(cpu, p);
                     put_prev_done = true;
-                    self.switch_out(cpu, p);
-                    self.m.note_switch(cpu);
-                    self.m.rqs[cpu].curr = None;
-                    self.m.sync_idle(cpu);
                     self.move_queued_task(p, dst);
                 }
             }
         }
         if self.m.online.contains(cpu) {
             // An offline CPU pulls nothing (engine/hotplug.rs). After the
-            // stopper pushed `prev` away, the schedule starts from the
-            // stopper, which no class pulls for: as from idle.
+            // stopper ran, the schedule starts as from idle: no class pulls
+            // (departure: the kernel's `prev` is then the stopper thread,
+            // for which `balance_rt` may pull).
             self.prev_balance(cpu, if put_prev_done { None } else { prev });
         }
         self.apply_migrations();
@@ -281,6 +272,18 @@ impl Simulator {
             self.classes.get(c).set_next_task(&mut self.m, cpu, n);
         }
         self.switch_in(cpu, if put_prev_done { prev } else { curr }, next);
+    }
+
+    /// The stopper thread preempts `p`, the current task of `cpu`
+    /// (`stop_one_cpu_nowait`): `p` is put back and switched out, and the
+    /// CPU shows no current task until the pick.
+    fn stopper_preempts(&mut self, cpu: CpuId, p: TaskId) {
+        let c = self.class_of(p);
+        self.classes.get(c).put_prev_task(&mut self.m, cpu, p, None);
+        self.switch_out(cpu, p);
+        self.m.note_switch(cpu);
+        self.m.rqs[cpu].curr = None;
+        self.m.sync_idle(cpu);
     }
 
     /// `prev_balance` (kernel/sched/core.c, 6.12 and 6.18): before the
