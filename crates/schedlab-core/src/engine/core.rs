@@ -305,7 +305,7 @@ impl Simulator {
     /// kernel/sched/sched.h 6.12).
     fn prev_balance(&mut self, cpu: CpuId, prev: Option<TaskId>) {
         let start = prev.map_or(0, |p| self.class_of(p));
-        let mut runnable = false;
+        let (mut runnable, mut first) = (false, true);
         for c in start..self.classes.len() {
             if !self.classes.is_active(c)
                 || (runnable && !self.classes.get_ref(c).balance_every_pick())
@@ -316,12 +316,14 @@ impl Simulator {
             self.apply_migrations();
             // The kernel's balance returns true for a runnable task of a
             // higher class too (`balance_rt`: `sched_dl_runnable() || ...`):
-            // prev's class pulls, and the classes below it stop there.
-            if c == start && !runnable {
+            // the first class asked pulls, and the classes below it stop
+            // there.
+            if first && !runnable {
                 runnable = (0..start).any(|k| {
                     self.classes.is_active(k) && self.classes.get_ref(k).nr_runnable(cpu) > 0
                 });
             }
+            first = false;
         }
     }
 
