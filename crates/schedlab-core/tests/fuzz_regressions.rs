@@ -324,3 +324,27 @@ fn a_fork_loop_ends_at_max_threads_with_a_clear_error() {
         "{msg}"
     );
 }
+
+/// A task whose loop is a broadcast and a yield, no run and no sleep, alone
+/// on its CPU of two (the local fuzz run of 2026-11-27, a timeout, present
+/// since the reschedule bound existed): each event's reschedule rounds
+/// stopped at their bound and time moved to the next event, so the
+/// per-instant step limit restarted every time and one simulated second
+/// took 53 s. The run now stops at the first such event with an error that
+/// names the task.
+#[test]
+fn a_zero_time_yield_loop_ends_with_a_clear_error() {
+    let text = r#"{"global": {"duration": 1}, "tasks": {
+        "m": {"instance": 1, "broad": "c", "yield": 0},
+        "f": {"run": 20}}}"#;
+    for zero_costs in [true, false] {
+        let mut c = cfg("eevdf", 2);
+        c.zero_costs = zero_costs;
+        let e = schedlab_core::simulate("yield.json", text, c).expect_err("a zero-time loop");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("without time passing (task m running)"),
+            "{msg}"
+        );
+    }
+}

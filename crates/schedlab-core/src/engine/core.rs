@@ -13,8 +13,11 @@ use crate::task::{Busy, OnRq, TaskId, TaskState};
 use crate::trace::{PrevState, TraceEvent};
 use crate::workload::Policy;
 
-/// Bound on reschedule rounds for one event: a class that keeps asking for
-/// more is a bug, not a workload property.
+/// Bound on reschedule rounds for one event. A workload whose task loops
+/// without consuming time and reschedules its CPU at every turn (a `yield`
+/// with no `run` or `sleep`, alone on its CPU) reaches it; the run then
+/// stops with an error naming the task (the per-instant step limit,
+/// exec.rs, restarts at every instant, and these rounds let time move on).
 const MAX_ROUNDS: usize = 10_000;
 
 impl Simulator {
@@ -42,6 +45,17 @@ impl Simulator {
             };
             self.schedule(cpu);
         }
+        let Some(cpu) = self.m.resched_cpus.first() else {
+            return;
+        };
+        let who = self.m.rqs[cpu].curr.map_or_else(
+            || "the idle task".to_string(),
+            |t| format!("task {}", self.m.tasks[t].name),
+        );
+        self.fail(super::SimError::Runtime(format!(
+            "{}: CPU {cpu} rescheduled {MAX_ROUNDS} times at t={} ns without time passing ({who} running): a task's loop consumes no time (a yield or signal with no run or sleep); add a run, sleep or timer to it",
+            self.wl.source, self.m.now
+        )));
     }
 
     fn apply_migrations(&mut self) {
