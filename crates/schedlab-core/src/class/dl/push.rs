@@ -21,7 +21,7 @@ impl Dl {
     /// Whether `t` runs on `cpu`, seen from another CPU (a pull): the
     /// class's task or the CPU's (the push from `cpu`'s own
     /// set_next_task reads `curr` alone: `push_dl_tasks`).
-    pub(super) fn runs_on(&self, m: &Machine, cpu: CpuId, t: TaskId) -> bool {
+    fn runs_on(&self, m: &Machine, cpu: CpuId, t: TaskId) -> bool {
         self.curr[cpu] == Some(t) || m.rqs[cpu].curr == Some(t)
     }
 
@@ -40,7 +40,7 @@ impl Dl {
     }
 
     /// Smallest key per CPU (None: no DL work), the `cpudl` heap.
-    pub(super) fn levels(&self) -> Vec<Option<Ns>> {
+    fn levels(&self) -> Vec<Option<Ns>> {
         (0..self.tree.len()).map(|c| self.earliest(c)).collect()
     }
 

@@ -596,6 +596,14 @@ impl Fair {
                     }
                 }
             }
+            if !failures {
+                // "We were unbalanced, so reset the balancing interval":
+                // kept for the capacity case as before this session (the
+                // back-off below is the departure for the others).
+                let d = &mut self.lb.doms[dst][level];
+                d.interval_ms = d.weight();
+                return 0;
+            }
         }
         // Departure: since v5.12 (e9b9734b7465) the kernel resets the
         // interval to its minimum here ("We were unbalanced, so reset the
