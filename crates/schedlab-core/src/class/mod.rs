@@ -199,9 +199,10 @@ pub trait SchedClass {
     /// other CPUs first (the fair class's newly-idle balance, `pull_dl_task`,
     /// `pull_rt_task`). `prev` is the task that was current when the
     /// schedule began (None: the CPU was idle); a task of this class that
-    /// blocked has already left the queue. Returns whether this class now
-    /// has a task to run on `cpu`, counting what it pulled. Pulls go
-    /// through `m.request_migration`, which the engine carries out on return.
+    /// blocked has already left the queue. Returns whether this class has a
+    /// task to run on `cpu` (a class that pulled counts as having one: the
+    /// engine sees the migration it requested). Pulls go through
+    /// `m.request_migration`, which the engine carries out on return.
     ///
     /// Called as the kernel's `prev_balance` calls it (kernel/sched/core.c,
     /// 6.12 and 6.18): for the class of `prev` first, then for each class

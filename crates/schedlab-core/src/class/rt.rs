@@ -389,7 +389,6 @@ impl SchedClass for Rt {
         // (`need_pull_rt_task`: `rq->rt.highest_prio.curr > prev->prio`;
         // an empty queue counts as MAX_RT_PRIO): an RT task that blocked,
         // or a DEADLINE task that left when no DEADLINE task is runnable.
-        let before = m.migrations.len();
         if let Some(p) = prev {
             let highest = self.rq[cpu].highest().map_or(NR_PRIO as i32, |h| h as i32);
             let on_rt_rq = self.rq[cpu].curr == Some(p) && m.tasks[p].is_queued();
@@ -398,7 +397,7 @@ impl SchedClass for Rt {
             }
         }
         // sched_rt_runnable: `rt_queued`, which a throttled queue is not.
-        (!self.rq[cpu].throttled && self.rq[cpu].nr > 0) || m.migrations.len() > before
+        !self.rq[cpu].throttled && self.rq[cpu].nr > 0
     }
 
     fn pick_task(&mut self, _m: &mut Machine, cpu: CpuId) -> Option<TaskId> {

@@ -326,7 +326,10 @@ impl Simulator {
             {
                 continue;
             }
+            let requested = self.m.migrations.len();
             runnable |= self.classes.get(c).balance(&mut self.m, cpu, prev);
+            // A class that pulled has a task to run here.
+            runnable |= self.m.migrations.len() > requested;
             self.apply_migrations();
             // The kernel's balance returns true for a runnable task of a
             // higher class too (`balance_rt`: `sched_dl_runnable() || ...`):

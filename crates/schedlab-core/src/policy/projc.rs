@@ -489,11 +489,10 @@ impl<R: ProjcRules> SchedClass for Projc<R> {
 
     fn balance(&mut self, m: &mut Machine, cpu: CpuId, _prev: Option<TaskId>) -> bool {
         // choose_next_task: only the idle task is left, so pull.
-        let before = m.migrations.len();
         if self.rq[cpu].nr == 0 {
             self.take_other_rq_tasks(m, cpu);
         }
-        self.rq[cpu].nr > 0 || m.migrations.len() > before
+        self.rq[cpu].nr > 0
     }
 
     fn pick_task(&mut self, m: &mut Machine, cpu: CpuId) -> Option<TaskId> {

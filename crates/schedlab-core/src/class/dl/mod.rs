@@ -417,14 +417,13 @@ impl SchedClass for Dl {
         // (`!on_dl_rq(&prev->dl) && dl_task(prev)`): it blocked, was
         // throttled or exited. Before `put_prev_task`, this class's current
         // task is `prev` if `prev` is a DEADLINE task.
-        let before = m.migrations.len();
         if self.curr[cpu].is_some_and(|p| !self.ent[p].in_tree) {
             self.pull_dl_task(m, cpu);
         }
         // sched_dl_runnable: `dl_nr_running`, which counts the fair
         // server's entity while it is on the queue (running fair tasks
         // ahead of RT; a deferred or throttled server is not queued).
-        !self.tree[cpu].is_empty() || self.server_active(cpu) || m.migrations.len() > before
+        !self.tree[cpu].is_empty() || self.server_active(cpu)
     }
 
     fn server_update(

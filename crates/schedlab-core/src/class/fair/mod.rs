@@ -627,13 +627,12 @@ impl SchedClass for Fair {
         if self.root_rq(cpu).h_nr_running > 0 {
             return true;
         }
-        let before = m.migrations.len();
         if self.hooks.replaces_balancer() {
             self.hooks.newidle_balance(m, cpu, &self.cpu_tasks);
         } else {
             self.newidle_balance(m, cpu);
         }
-        m.migrations.len() > before
+        false
     }
 
     fn pick_task(&mut self, m: &mut Machine, cpu: CpuId) -> Option<TaskId> {
