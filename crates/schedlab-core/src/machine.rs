@@ -42,6 +42,12 @@ pub struct Process {
 pub enum MigrationKind {
     /// Load balancing moved a queued task.
     Balance,
+    /// A CPU pushed a queued task of its own to another CPU (the DEADLINE
+    /// and RT classes' `push_dl_task` / `push_rt_task`): counted as a
+    /// balance migration, and the destination's reschedule is remote, a
+    /// resched IPI from the pushing CPU (`resched_curr(later_rq)`), so it
+    /// pays the wakeup path's costs (engine/latency.rs).
+    Push,
 }
 
 /// A class asks the engine to move a queued task to another CPU.

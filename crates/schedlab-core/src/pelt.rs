@@ -95,6 +95,26 @@ impl Pelt {
     pub fn avg(&self) -> u64 {
         self.avg
     }
+
+    /// The decayed sum (`load_sum`), in `value` × µs units.
+    pub fn sum(&self) -> u64 {
+        self.sum
+    }
+
+    /// `get_pelt_divider`: what the sum is divided by for the average.
+    pub fn divider(&self) -> u64 {
+        LOAD_AVG_MAX - PERIOD + self.period_contrib
+    }
+
+    /// Add `delta` to the sum (at 0 at least, as the kernel's
+    /// `add_positive` / `sub_positive`) and recompute the average: another
+    /// signal's contribution joins or leaves this one
+    /// (`enqueue_load_avg` / `dequeue_load_avg`).
+    pub fn add_sum(&mut self, delta: i128) {
+        let sum = (self.sum as i128 + delta).clamp(0, u64::MAX as i128);
+        self.sum = sum as u64;
+        self.avg = self.sum / self.divider();
+    }
 }
 
 #[cfg(test)]

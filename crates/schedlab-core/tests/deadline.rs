@@ -377,3 +377,50 @@ fn a_woken_job_is_pushed_at_once_only_from_a_cpu_running_a_deadline_task() {
     assert!(dl3.nivcsw <= 2, "dl3 was preempted {} times", dl3.nivcsw);
     assert_eq!(dl3.deadline_misses, 0);
 }
+
+/// A push's reschedule of its target CPU is remote (`push_dl_task` ends in
+/// `resched_curr(later_rq)`, an IPI from the pushing CPU): the pushed job
+/// starts there only after the wakeup path's costs of a remote wakeup.
+/// In `examples/fidelity/dl2.json`, `dl1` and `dl3` wake together every
+/// 20 ms; when that is on the CPU running a hog, `dl1` runs there and `dl3`
+/// is pushed to the other CPU, also running a hog. With the spread off, each push's switch comes `wakeup_ns` +
+/// `ipi_ns` after it (10 µs, the target busy: no idle exit); before 2026-11-27 it came at once, and
+/// `dl3`'s p50 latency on the 2-vCPU host (`dl2`) was 22 µs against our 9.
+#[test]
+fn a_pushed_job_waits_for_the_resched_ipi() {
+    let text = r#"{"global": {"duration": 3}, "tasks": {
+        "dl1": {"policy": "SCHED_DEADLINE", "dl-runtime": 2000, "dl-period": 10000,
+                "run": 1500, "timer": {"ref": "unique", "period": 10000}},
+        "dl2": {"policy": "SCHED_DEADLINE", "dl-runtime": 3000, "dl-period": 15000,
+                "run": 2500, "timer": {"ref": "unique", "period": 15000}},
+        "dl3": {"policy": "SCHED_DEADLINE", "dl-runtime": 4000, "dl-period": 20000,
+                "run": 3500, "timer": {"ref": "unique", "period": 20000}},
+        "hog": {"instance": 2, "run": 3000000}}}"#;
+    let mut c = cfg("eevdf", 2);
+    c.zero_costs = false;
+    c.trace = true;
+    c.set.push(("wakeup_spread_pct".into(), 0));
+    let r = run(text, c);
+    let text = schedlab_core::trace::ftrace::render(r.trace.as_ref().expect("trace"));
+    let secs = |l: &str| -> f64 {
+        let f = l.split_whitespace().nth(3).expect("time field");
+        f.trim_end_matches(':').parse().expect("seconds")
+    };
+    let (mut pushes, mut pushed_at) = (0, None);
+    for l in text.lines() {
+        // From the first period on (at the start every CPU is idle).
+        if l.contains("sched_migrate_task: comm=dl3") && secs(l) >= 0.01 {
+            pushed_at = Some(secs(l));
+        } else if l.contains("next_comm=dl3 ") {
+            // A push preempts a hog there; a pull (the CPU's own DEADLINE
+            // task done) is local and immediate.
+            let pushed = pushed_at.take().filter(|_| l.contains("prev_comm=hog"));
+            if let Some(at) = pushed {
+                let waited_us = (secs(l) - at) * 1e6;
+                assert!((waited_us - 10.0).abs() < 0.5, "{l}: {waited_us} µs");
+                pushes += 1;
+            }
+        }
+    }
+    assert!(pushes >= 10, "{pushes} pushes of dl3");
+}

@@ -177,3 +177,32 @@ fn start_cpus_put_threads_where_a_host_run_started_them() {
         "{err}"
     );
 }
+
+/// `reweight_entity` rescales an entity's load average at once, and its
+/// queue's with it (fair.c v6.18). Two hogs and eight short sleepers (200 µs
+/// every 2 ms) in one high-weight group on 2 CPUs, as the host runner
+/// isolates a run (cgroup v1 shares 262144): the group's entity on each CPU
+/// gets the share of the group's weight that its queue holds, which moves
+/// with every wakeup, so the CPUs' loads differ by whole sleepers' worth and
+/// the periodic balancer pulls queued sleepers. The 2-vCPU 6.18 host moved
+/// 14-26 tasks in 3 s (`experiments/host-runs/2cpu-2026-11-27d/sleepers2`,
+/// its root loads sampled 80,000 and 307,000 a moment apart); before
+/// 2026-11-27 only the queue's future input changed and the simulator moved
+/// 2 (at the start), with the CPUs' loads within 1 % of each other.
+#[test]
+fn a_group_entity_reweight_moves_its_cpu_load_and_the_balancer_follows() {
+    let wl = r#"{"global": {"duration": 3, "taskgroups": {"/run": {"shares": 262144}}},
+        "tasks": {"hog": {"instance": 2, "run": 10000000, "taskgroup": "/run"},
+                  "sl": {"instance": 8, "loop": -1, "run": 200, "sleep": 2000, "taskgroup": "/run"}}}"#;
+    let mut c = cfg("eevdf", 2);
+    c.zero_costs = false;
+    let r = run(wl, c);
+    let moved: u64 = r
+        .metrics
+        .tasks
+        .iter()
+        .filter(|t| t.name.starts_with("sl"))
+        .map(|t| t.migrations)
+        .sum();
+    assert!((10..=60).contains(&moved), "{moved} sleeper migrations");
+}

@@ -236,7 +236,7 @@ impl Rt {
             if dst == cpu {
                 return;
             }
-            m.request_migration(t, dst, MigrationKind::Balance);
+            m.request_migration(t, dst, MigrationKind::Push);
             levels[dst] = tp;
             pushed.push(t);
         }

@@ -65,10 +65,17 @@ impl Simulator {
                 let t = &self.m.tasks[r.task];
                 let movable =
                     t.is_queued() && self.m.rqs[t.cpu].curr != Some(r.task) && t.cpu != r.dst;
-                if movable {
-                    if r.kind == MigrationKind::Balance {
-                        self.m.stats.balance_migrations += 1;
-                    }
+                if !movable {
+                    continue;
+                }
+                self.m.stats.balance_migrations += 1;
+                if r.kind == MigrationKind::Push {
+                    // The pushing CPU asks the destination to reschedule
+                    // from afar (resched_curr(later_rq)): an IPI.
+                    let target = self.wake_target(r.dst, t.cpu);
+                    self.move_queued_task(r.task, r.dst);
+                    self.delay_push_resched(r.task, target);
+                } else {
                     self.move_queued_task(r.task, r.dst);
                 }
             }

@@ -114,11 +114,11 @@ pub const LATENCY_TUNABLES: &[Tunable] = &[
     },
     Tunable {
         name: "ipi_ns",
-        default: 5_000,
+        default: 2_000,
         min: 0,
         max: 10_000_000,
         unit: "ns",
-        doc: "extra latency of a remote wakeup or preemption (resched / wake-list IPI); shootout.md 5.1 row 4 (VM exits add >= 5 us)",
+        doc: "extra latency of a remote wakeup, push or preemption (resched / wake-list IPI); traced on a 2-vCPU 6.18 VM: a FIFO wakee placed on the other CPU in the timer IRQ ran 10 us (p50) after sched_waking against 8-9 us for a local wakeup, a pushed task 7-10 us after its move; schedlab calibrate found 0 on every VM measured (5 days until 2026-11-27: 5 000, shootout.md 5.1 row 4's VM exits >= 5 us)",
     },
     Tunable {
         name: "wakeup_spread_pct",
@@ -294,6 +294,19 @@ impl Simulator {
     pub(crate) fn delay_wakeup_resched(&mut self, t: TaskId, w: WakeTarget) {
         let class = self.class_of(t);
         self.delay_resched(class, w, Drawer::Task(t));
+    }
+
+    /// After a push moved `t` to `w.cpu` (`MigrationKind::Push`): if that
+    /// CPU must reschedule for it, the request is remote (a resched IPI
+    /// from `w.from`, the pushing CPU), and it pays the wakeup path's
+    /// costs as a remote wakeup does. The draw is the target CPU's (as
+    /// for class timers): the pushed task's own stream stays that of its
+    /// wakeups. Before 2026-11-27 the pushed task ran on the other CPU at
+    /// once (2-vCPU `dl2`: `dl3`'s wakeup latency p50 9 µs against the
+    /// host's 22).
+    pub(crate) fn delay_push_resched(&mut self, t: TaskId, w: WakeTarget) {
+        let class = self.class_of(t);
+        self.delay_resched(class, w, Drawer::Cpu(w.cpu));
     }
 
     /// A class timer of class `class` fired on `from` (an hrtimer IRQ:

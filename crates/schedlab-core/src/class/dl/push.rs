@@ -107,7 +107,7 @@ impl Dl {
             levels[cpu] = here;
             match Self::find_later_rq(m, |c| levels[c], aff, d, cpu, None) {
                 Some(dst) if dst != cpu => {
-                    m.request_migration(t, dst, MigrationKind::Balance);
+                    m.request_migration(t, dst, MigrationKind::Push);
                     levels[dst] = Some(d);
                 }
                 _ => return,

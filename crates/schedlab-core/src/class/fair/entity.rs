@@ -100,7 +100,11 @@ impl Entity {
             depth: 0,
             key: (0, 0),
             list_seq: 0,
-            load: Pelt::new(now, lw.weight),
+            // Unweighted, as the kernel's `se->avg.load_sum`: 1 while
+            // runnable; the load average is the weight times its average
+            // (`Fair::se_load_avg`). A new task's starts full
+            // (init_entity_runnable_average, attach_entity_load_avg).
+            load: Pelt::new(now, 1),
             idle: false,
         }
     }

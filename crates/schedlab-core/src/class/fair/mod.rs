@@ -155,6 +155,10 @@ impl Fair {
                 let se = grp.parent.map(|pg| {
                     let parent = f.tg[pg].se[cpu];
                     let mut e = Entity::new(LoadWeight::new(grp.shares), f.tg[pg].rq[cpu], m.now);
+                    // A group entity starts with no load: nothing is
+                    // attached to its group yet (init_entity_runnable_average
+                    // sets load_avg for tasks only).
+                    e.load = crate::pelt::Pelt::new(m.now, 0);
                     e.parent = parent;
                     e.my_q = Some(rq);
                     e.depth = parent.map_or(0, |p| f.se[p].depth + 1);
@@ -220,6 +224,14 @@ impl Fair {
         self.cfs[rq].pelt.update(m.now, load);
     }
 
+    /// An entity's PELT load average (`se->avg.load_avg`): its weight times
+    /// its unweighted runnable sum over the divider, brought up to now.
+    pub(super) fn se_load_avg(&mut self, m: &Machine, se: SeId) -> u64 {
+        let e = &mut self.se[se];
+        e.load.update(m.now, u64::from(e.on_rq));
+        (e.w() as u128 * e.load.sum() as u128 / e.load.divider() as u128) as u64
+    }
+
     /// `account_entity_enqueue`.
     fn account_enqueue(&mut self, m: &Machine, rq: RqId, se: SeId) {
         self.rq_pelt(m, rq);
@@ -233,7 +245,7 @@ impl Fair {
     fn account_dequeue(&mut self, m: &Machine, rq: RqId, se: SeId) {
         self.rq_pelt(m, rq);
         let w = self.se[se].w();
-        self.se[se].load.update(m.now, w);
+        self.se[se].load.update(m.now, 1);
         self.cfs[rq].load -= w;
         self.cfs[rq].nr_running -= 1;
     }
@@ -261,7 +273,24 @@ impl Fair {
             self.reweight_eevdf(rq, se, weight);
         }
         let old = self.se[se].w();
-        self.se[se].load.update(m.now, if on_rq { old } else { 0 });
+        // reweight_entity (fair.c v6.18): the entity's load average is
+        // rescaled to the new weight at once (`se->avg.load_avg =
+        // se_weight × load_sum / divider`), and its queue's average with it
+        // (`dequeue_load_avg`, `enqueue_load_avg`: the queue's weighted sum
+        // loses old × the entity's sum and gains new × it). Before
+        // 2026-11-27 only the queue's future input changed, so a group
+        // entity's share of its group's weight reached its CPU's load over
+        // a hundred milliseconds; the host's CPU loads jump with it
+        // (2-vCPU `sleepers2`: root loads 80,000 and 307,000 a moment
+        // apart), and its balancer pulls the sleepers that the gap covers.
+        self.se[se].load.update(m.now, u64::from(on_rq));
+        if !on_rq {
+            self.rq_pelt(m, rq);
+        }
+        let sum = self.se[se].load.sum() as i128;
+        self.cfs[rq]
+            .pelt
+            .add_sum((weight as i128 - old as i128) * sum);
         self.se[se].lw = LoadWeight::new(weight);
         if on_rq {
             self.cfs[rq].load += weight;

@@ -89,13 +89,7 @@ impl Fair {
     /// `task_h_load`: the task's PELT load as seen at the root queue.
     pub fn task_h_load(&mut self, m: &Machine, t: TaskId) -> u64 {
         let se = self.task_se[t];
-        let w = if self.se[se].on_rq {
-            self.se[se].w()
-        } else {
-            0
-        };
-        self.se[se].load.update(m.now, w);
-        let mut load = self.se[se].load.avg() as u128;
+        let mut load = self.se_load_avg(m, se) as u128;
         let mut s = self.se[se].parent;
         while let Some(g) = s {
             let q = self.se[g].my_q.map_or(1, |q| self.cfs[q].load.max(1));
