@@ -350,6 +350,17 @@ fn deadline_wakeups_stay_and_are_pushed() {
     );
 }
 
+/// `examples/fidelity/dl2.json`: three periodic DEADLINE tasks (10, 15 and
+/// 20 ms) beside two fair hogs, for 2 CPUs.
+const DL2: &str = r#"{"global": {"duration": 3}, "tasks": {
+    "dl1": {"policy": "SCHED_DEADLINE", "dl-runtime": 2000, "dl-period": 10000,
+            "run": 1500, "timer": {"ref": "unique", "period": 10000}},
+    "dl2": {"policy": "SCHED_DEADLINE", "dl-runtime": 3000, "dl-period": 15000,
+            "run": 2500, "timer": {"ref": "unique", "period": 15000}},
+    "dl3": {"policy": "SCHED_DEADLINE", "dl-runtime": 4000, "dl-period": 20000,
+            "run": 3500, "timer": {"ref": "unique", "period": 20000}},
+    "hog": {"instance": 2, "run": 3000000}}}"#;
+
 /// `task_woken_dl` pushes a woken job at once only when the CPU runs a
 /// DEADLINE task the job cannot preempt (deadline.c v6.18). Three periodic
 /// DEADLINE tasks beside two fair hogs on 2 CPUs
@@ -362,14 +373,7 @@ fn deadline_wakeups_stay_and_are_pushed() {
 /// of the wakeup path's costs and was preempted there 49 times.
 #[test]
 fn a_woken_job_is_pushed_at_once_only_from_a_cpu_running_a_deadline_task() {
-    let text = r#"{"global": {"duration": 3}, "tasks": {
-        "dl1": {"policy": "SCHED_DEADLINE", "dl-runtime": 2000, "dl-period": 10000,
-                "run": 1500, "timer": {"ref": "unique", "period": 10000}},
-        "dl2": {"policy": "SCHED_DEADLINE", "dl-runtime": 3000, "dl-period": 15000,
-                "run": 2500, "timer": {"ref": "unique", "period": 15000}},
-        "dl3": {"policy": "SCHED_DEADLINE", "dl-runtime": 4000, "dl-period": 20000,
-                "run": 3500, "timer": {"ref": "unique", "period": 20000}},
-        "hog": {"instance": 2, "run": 3000000}}}"#;
+    let text = DL2;
     let mut c = cfg("eevdf", 2);
     c.zero_costs = false;
     let r = run(text, c);
@@ -383,19 +387,13 @@ fn a_woken_job_is_pushed_at_once_only_from_a_cpu_running_a_deadline_task() {
 /// starts there only after the wakeup path's costs of a remote wakeup.
 /// In `examples/fidelity/dl2.json`, `dl1` and `dl3` wake together every
 /// 20 ms; when that is on the CPU running a hog, `dl1` runs there and `dl3`
-/// is pushed to the other CPU, also running a hog. With the spread off, each push's switch comes `wakeup_ns` +
-/// `ipi_ns` after it (10 µs, the target busy: no idle exit); before 2026-11-27 it came at once, and
+/// is pushed to the other CPU, also running a hog. With the spread off,
+/// each push's switch comes `wakeup_ns` + `ipi_ns` after it (10 µs, the
+/// target busy: no idle exit); before 2026-11-27 it came at once, and
 /// `dl3`'s p50 latency on the 2-vCPU host (`dl2`) was 22 µs against our 9.
 #[test]
 fn a_pushed_job_waits_for_the_resched_ipi() {
-    let text = r#"{"global": {"duration": 3}, "tasks": {
-        "dl1": {"policy": "SCHED_DEADLINE", "dl-runtime": 2000, "dl-period": 10000,
-                "run": 1500, "timer": {"ref": "unique", "period": 10000}},
-        "dl2": {"policy": "SCHED_DEADLINE", "dl-runtime": 3000, "dl-period": 15000,
-                "run": 2500, "timer": {"ref": "unique", "period": 15000}},
-        "dl3": {"policy": "SCHED_DEADLINE", "dl-runtime": 4000, "dl-period": 20000,
-                "run": 3500, "timer": {"ref": "unique", "period": 20000}},
-        "hog": {"instance": 2, "run": 3000000}}}"#;
+    let text = DL2;
     let mut c = cfg("eevdf", 2);
     c.zero_costs = false;
     c.trace = true;
