@@ -72,11 +72,15 @@ impl Simulator {
                 if r.kind == MigrationKind::Push {
                     // The pushing CPU asks the destination to reschedule
                     // from afar (resched_curr(later_rq)): an IPI.
-                    let target = self.wake_target(r.dst, t.cpu);
-                    self.move_queued_task(r.task, r.dst);
+                    let src = t.cpu;
+                    let target = self.wake_target(r.dst, src);
+                    self.move_queued_task(r.task, r.dst, src);
                     self.delay_push_resched(r.task, target);
                 } else {
-                    self.move_queued_task(r.task, r.dst);
+                    // A pull: the destination CPU runs it (its balancer).
+                    // Departure: hotplug's moves also count as pulls here,
+                    // where the kernel's migrate_tasks runs on the dying CPU.
+                    self.move_queued_task(r.task, r.dst, r.dst);
                 }
             }
         }
@@ -232,7 +236,7 @@ impl Simulator {
                 let task = &self.m.tasks[t];
                 if task.is_queued() && task.cpu == cpu && task.affinity.contains(dst) {
                     self.m.stats.balance_migrations += 1;
-                    self.move_queued_task(t, dst);
+                    self.move_queued_task(t, dst, cpu);
                 }
             } else if let Some(p) = prev {
                 let t = &self.m.tasks[p];
@@ -240,7 +244,7 @@ impl Simulator {
                     // The stopper preempts `p` and pushes it to `dst`.
                     self.stopper_preempts(cpu, p);
                     put_prev_done = true;
-                    self.move_queued_task(p, dst);
+                    self.move_queued_task(p, dst, cpu);
                 }
             }
         }
@@ -583,14 +587,16 @@ impl Simulator {
         }
     }
 
-    /// `set_task_cpu`: record a CPU change.
-    fn set_task_cpu(&mut self, t: TaskId, cpu: CpuId) {
+    /// `set_task_cpu`: record a CPU change, traced on `on`, the CPU that
+    /// makes it (as the kernel's `sched_migrate_task` is: the waker's CPU
+    /// for a wakeup, the puller for a pull, the pusher for a push).
+    fn set_task_cpu(&mut self, t: TaskId, cpu: CpuId, on: CpuId) {
         let from = self.m.tasks[t].cpu;
         if from == cpu {
             return;
         }
         self.m.trace(
-            from,
+            on,
             TraceEvent::Migrate {
                 task: t,
                 orig_cpu: from,
@@ -604,8 +610,9 @@ impl Simulator {
         task.last_run_end = 0;
     }
 
-    /// `move_queued_task`: move a queued, not running task to `dst`.
-    pub(crate) fn move_queued_task(&mut self, t: TaskId, dst: CpuId) {
+    /// `move_queued_task`: move a queued, not running task to `dst`, on
+    /// CPU `on` (where the move is traced).
+    pub(crate) fn move_queued_task(&mut self, t: TaskId, dst: CpuId, on: CpuId) {
         let src = self.m.tasks[t].cpu;
         let c = self.class_of(t);
         self.m.touch_rq_clock(src);
@@ -616,7 +623,7 @@ impl Simulator {
         self.m.sync_idle(src);
         self.m.tasks[t].on_rq = OnRq::No;
         let since = self.m.tasks[t].runnable_since;
-        self.set_task_cpu(t, dst);
+        self.set_task_cpu(t, dst, on);
         self.activate(t, dst, EnqueueFlags::MIGRATED);
         self.m.tasks[t].runnable_since = since;
         self.wakeup_preempt(dst, t, WakeFlags::default());
@@ -694,7 +701,7 @@ impl Simulator {
                     // kernel's set_cpus_allowed moves a queued task, delayed
                     // ones included; enforce_affinity moves only Queued ones).
                     let dst = self.fallback_cpu(t);
-                    self.move_queued_task(t, dst);
+                    self.move_queued_task(t, dst, waker.cpu);
                     return;
                 }
                 let target = self.wake_target(prev_cpu, waker.cpu);
@@ -711,7 +718,7 @@ impl Simulator {
         let mut wf = WakeFlags::TTWU;
         if cpu != prev_cpu {
             self.classes.get(c).migrate_task_rq(&mut self.m, t, cpu);
-            self.set_task_cpu(t, cpu);
+            self.set_task_cpu(t, cpu, waker.cpu);
             flags = flags | EnqueueFlags::MIGRATED;
             wf = wf | WakeFlags::MIGRATED;
         }
