@@ -244,3 +244,41 @@ def test_perfetto_counter_tracks(tmp_path):
             if e.WhichOneof("event") == "cpu_frequency"]
     assert {f.cpu_id for f in freq} == {0, 1} and {f.state for f in freq} <= {1_000_000, 2_000_000}
     assert "cpu_frequency: state=" in r.ftrace_text()
+
+
+def test_wakeup_paths_read_alike_from_a_run_and_from_its_exported_trace(root, tmp_path):
+    """``wakeup_paths`` classifies each wakeup by where its move was recorded (docs/model.md,
+    "Traces"): in examples/fidelity/dl2.json, dl3 stays at some wakeups, is pushed by the CPU it
+    waited on at others (after dl1's pick there), and pulled when it waited for a CPU; pushes run
+    wakeup_ns + ipi_ns after the move with the spread off. ``schedlab trace paths`` reads the
+    exported ftrace text the same way (the import keeps the recording CPU of each move)."""
+    import subprocess
+    import sys
+
+    from schedlab import paths
+
+    r = schedlab.simulate(str(root / "examples/fidelity/dl2.json"), cpus=2, trace=True,
+                          set={"wakeup_spread_pct": 0})
+    rows = r.wakeup_paths("dl3")
+    kinds = {k: [x for x in rows if x[1] == k] for k in paths.PATHS}
+    assert len(kinds["stayed"]) > 10 and len(kinds["pushed"]) > 10 and len(kinds["pulled"]) > 10, \
+        {k: len(v) for k, v in kinds.items()}
+    assert not kinds["placed"]  # select_task_rq_dl leaves a waking job where it is
+    assert all(x[3] is None for x in kinds["stayed"])
+    after_push = {x[4] - x[3] for x in kinds["pushed"] if x[2] >= 10_000_000}
+    assert after_push == {10_000}, after_push
+    assert all(x[3] <= x[4] for x in kinds["pulled"])
+    text = tmp_path / "dl2.txt"
+    r.write_ftrace(text)
+    out = tmp_path / "paths.json"
+    p = subprocess.run([sys.executable, "-m", "schedlab", "trace", "paths", str(text), "--task", "dl",
+                        "--json", str(out)], capture_output=True, text=True, check=False)
+    assert p.returncode == 0, p.stderr
+    assert "dl3              pushed" in p.stdout
+    import json
+
+    got = {(x["task"], x["path"]): x["wakeups"] for x in json.loads(out.read_text())}
+    want = {}
+    for name, path, *_ in r.wakeup_paths("dl"):
+        want[(name, path)] = want.get((name, path), 0) + 1
+    assert got == want

@@ -215,6 +215,14 @@ class SimResult:
         pending (a preempted thread running again) is no wakeup."""
         return self._native.waking_to_run(prefix)
 
+    def wakeup_paths(self, prefix: str = "") -> List[Tuple[str, str, int, Optional[int], int]]:
+        """From the trace: each wakeup of the threads whose name starts with ``prefix`` as (name,
+        path, sched_waking ns, first sched_migrate_task ns or None, switch-in ns), the path being
+        how it reached its CPU: ``stayed``, ``placed`` (moved by the wakeup), ``pushed`` (by the CPU
+        it waited on) or ``pulled`` (by the CPU it ran on), read from where each move was recorded
+        (docs/model.md, "Traces"). Host traces (:func:`import_trace`) and simulated ones alike."""
+        return self._native.wakeup_paths(prefix)
+
     def to_json(self, indent: Optional[int] = 2) -> str:
         import json
 

@@ -286,6 +286,16 @@ def _cmd_metrics(a: argparse.Namespace) -> int:
 def _cmd_trace(a: argparse.Namespace) -> int:
     from .api import import_trace, tick_nsec
 
+    if a.trace_cmd == "paths":
+        from . import paths
+
+        imp = import_trace(a.file, tolerant=a.tolerant)
+        rows = paths.summary(imp.result.wakeup_paths(a.task))
+        if a.json:
+            _write_json(a.json, rows)
+        if a.json != "-":
+            print(paths.table(rows))
+        return 0
     tick = None if a.hz is None else (tick_nsec(a.hz), 0)
     imp = import_trace(a.file, tolerant=a.tolerant, tick=tick)
     print(task_table(imp.result))

@@ -183,6 +183,15 @@ def _add_trace(sub) -> None:
                          "run's, or trace_clock=mono) with its flags column: CPU time is then counted as the "
                          "kernel accounts it, a wakeup's path charged to the wakee (docs/model.md, \"Trace "
                          "import\"); without it, switch to switch")
+    tp = trs.add_parser("paths", help="wakeup latency by the path each wakeup took to its CPU (stayed, "
+                                      "placed, pushed, pulled), for a host trace or a simulated one")
+    tp.add_argument("file", help="trace text: tracefs / trace-cmd / perf script, or schedlab run --trace's "
+                                 "ftrace text")
+    tp.add_argument("--task", metavar="PREFIX", default="",
+                    help="only the threads whose name starts with PREFIX")
+    tp.add_argument("--tolerant", action="store_true",
+                    help="repair missing transitions (and report them) instead of refusing the trace")
+    tp.add_argument("--json", metavar="FILE", help="write the table as JSON")
 
 
 def _add_host(sub) -> None:

@@ -268,6 +268,29 @@ impl PyRunResult {
             .collect())
     }
 
+    /// Wakeups of the tasks whose comm starts with `prefix`, each with how
+    /// it reached its CPU: (comm, path, waking ns, first move ns or None,
+    /// switch-in ns), in switch-in order (`TraceData::wakeup_paths`).
+    #[allow(clippy::type_complexity)]
+    fn wakeup_paths(
+        &self,
+        prefix: &str,
+    ) -> PyResult<Vec<(String, &'static str, u64, Option<u64>, u64)>> {
+        let t = self
+            .0
+            .trace
+            .as_ref()
+            .ok_or_else(|| ConfigError::new_err("the run recorded no trace"))?;
+        let rows = t.wakeup_paths(|i| t.tasks[i].comm.starts_with(prefix));
+        Ok(rows
+            .into_iter()
+            .map(|w| {
+                let comm = t.tasks[w.task].comm.clone();
+                (comm, w.path.name(), w.waking, w.moved, w.run)
+            })
+            .collect())
+    }
+
     /// The trace as ftrace text.
     fn ftrace_text(&self) -> PyResult<String> {
         let t = self

@@ -9,6 +9,7 @@ pub mod ftrace;
 pub mod import;
 pub mod measure;
 mod parse;
+mod paths;
 pub mod perfetto;
 pub mod records;
 
@@ -16,6 +17,7 @@ use crate::clock::Ns;
 use crate::cpuset::CpuId;
 use crate::task::TaskId;
 pub use counters::{CounterSample, TaskCounters};
+pub use paths::{PathWakeup, WakePath};
 pub use records::Records;
 
 /// Append `x` as an LEB128 varint (protobuf's encoding; also the packed
