@@ -118,7 +118,7 @@ pub const LATENCY_TUNABLES: &[Tunable] = &[
         min: 0,
         max: 10_000_000,
         unit: "ns",
-        doc: "extra latency of a remote wakeup, push or preemption (resched / wake-list IPI); traced on a 2-vCPU 6.18 VM: a FIFO wakee placed on the other CPU in the timer IRQ ran 10 us (p50) after sched_waking against 8-9 us for a local wakeup, a pushed task 7-10 us after its move; schedlab calibrate found 0 on every VM measured (5 days until 2026-11-27: 5 000, shootout.md 5.1 row 4's VM exits >= 5 us)",
+        doc: "extra latency of a remote wakeup, push or preemption (resched / wake-list IPI); traced on a 2-vCPU 6.18 VM: a FIFO wakee placed on the other CPU in the timer IRQ ran 10 us (p50) after sched_waking against 8-9 us for a local wakeup, a pushed task 7-10 us after its move; schedlab calibrate found 0 on every VM measured (until 2026-11-27 the default was 5 000, from shootout.md 5.1 row 4's unverified VM exits >= 5 us)",
     },
     Tunable {
         name: "wakeup_spread_pct",
