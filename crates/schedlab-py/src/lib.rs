@@ -166,6 +166,16 @@ impl std::io::Write for PyFileSink<'_, '_> {
     }
 }
 
+impl PyRunResult {
+    /// The run's trace, or the error every trace method gives without one.
+    fn trace(&self) -> PyResult<&schedlab_core::trace::TraceData> {
+        self.0
+            .trace
+            .as_ref()
+            .ok_or_else(|| ConfigError::new_err("the run recorded no trace"))
+    }
+}
+
 #[pymethods]
 impl PyRunResult {
     /// Metrics as a JSON string.
@@ -205,11 +215,7 @@ impl PyRunResult {
     /// for a long traced run) cost more in page faults and copies than the
     /// encoding itself.
     fn write_perfetto(&self, path: &str) -> PyResult<()> {
-        let t = self
-            .0
-            .trace
-            .as_ref()
-            .ok_or_else(|| ConfigError::new_err("the run recorded no trace"))?;
+        let t = self.trace()?;
         write_atomic_with(path, |f| {
             let mut w = std::io::BufWriter::with_capacity(1 << 22, f);
             perfetto::write(t, &mut w)?;
@@ -219,22 +225,14 @@ impl PyRunResult {
 
     /// The trace as Perfetto protobuf bytes (Python writes them: schedlab/output.py).
     fn perfetto_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
-        let t = self
-            .0
-            .trace
-            .as_ref()
-            .ok_or_else(|| ConfigError::new_err("the run recorded no trace"))?;
+        let t = self.trace()?;
         Ok(pyo3::types::PyBytes::new(py, &perfetto::encode(t)))
     }
 
     /// Write the trace as Perfetto protobuf to a binary file object, in
     /// pieces of a few MB through its `write` (no copy of the whole trace).
     fn write_perfetto_to(&self, file: &Bound<'_, PyAny>) -> PyResult<()> {
-        let t = self
-            .0
-            .trace
-            .as_ref()
-            .ok_or_else(|| ConfigError::new_err("the run recorded no trace"))?;
+        let t = self.trace()?;
         let mut sink = PyFileSink { file, err: None };
         let res = perfetto::write(t, &mut sink);
         if let Some(e) = sink.err {
@@ -245,22 +243,14 @@ impl PyRunResult {
 
     /// Write the trace as ftrace text (atomically).
     fn write_ftrace(&self, path: &str) -> PyResult<()> {
-        let t = self
-            .0
-            .trace
-            .as_ref()
-            .ok_or_else(|| ConfigError::new_err("the run recorded no trace"))?;
+        let t = self.trace()?;
         write_atomic(path, ftrace::render(t).as_bytes())
     }
 
     /// Wakeups of the tasks whose comm starts with `prefix`: (comm, waking
     /// ns, switch-in ns) in time order (`TraceData::waking_to_run`).
     fn waking_to_run(&self, prefix: &str) -> PyResult<Vec<(String, u64, u64)>> {
-        let t = self
-            .0
-            .trace
-            .as_ref()
-            .ok_or_else(|| ConfigError::new_err("the run recorded no trace"))?;
+        let t = self.trace()?;
         let pairs = t.waking_to_run(|i| t.tasks[i].comm.starts_with(prefix));
         Ok(pairs
             .into_iter()
@@ -276,11 +266,7 @@ impl PyRunResult {
         &self,
         prefix: &str,
     ) -> PyResult<Vec<(String, &'static str, u64, Option<u64>, u64)>> {
-        let t = self
-            .0
-            .trace
-            .as_ref()
-            .ok_or_else(|| ConfigError::new_err("the run recorded no trace"))?;
+        let t = self.trace()?;
         let rows = t.wakeup_paths(|i| t.tasks[i].comm.starts_with(prefix));
         Ok(rows
             .into_iter()
@@ -293,11 +279,7 @@ impl PyRunResult {
 
     /// The trace as ftrace text.
     fn ftrace_text(&self) -> PyResult<String> {
-        let t = self
-            .0
-            .trace
-            .as_ref()
-            .ok_or_else(|| ConfigError::new_err("the run recorded no trace"))?;
+        let t = self.trace()?;
         Ok(ftrace::render(t))
     }
 }
