@@ -12,11 +12,10 @@ if TYPE_CHECKING:
 PATHS = ("stayed", "placed", "pushed", "pulled")
 
 
-def _rank(xs: List[int], q: float) -> int:
-    """Nearest-rank percentile of sorted ``xs`` (the smallest value with at least q of them at or
-    below it)."""
-    k = max(0, min(len(xs) - 1, -(-int(q * 1000) * len(xs) // 1000) - 1))
-    return xs[k]
+def _rank(xs: List[int], pct: int) -> int:
+    """Nearest-rank percentile of sorted ``xs``: the smallest value with at least ``pct`` % of them at
+    or below it (integer arithmetic: ceil(pct·n/100), no float rounding)."""
+    return xs[max(0, -(-pct * len(xs) // 100) - 1)]
 
 
 def summary(rows: List[Tuple[str, str, int, Optional[int], int]]) -> List[Dict[str, Any]]:
@@ -38,8 +37,8 @@ def summary(rows: List[Tuple[str, str, int, Optional[int], int]]) -> List[Dict[s
             row: Dict[str, Any] = {"task": name, "path": path, "wakeups": len(got),
                                    "share": len(got) / totals[name]}
             for q in (10, 50, 90):
-                row[f"latency_p{q}_us"] = _rank(lat, q / 100) / 1000
-                row[f"after_move_p{q}_us"] = _rank(mv, q / 100) / 1000 if mv else None
+                row[f"latency_p{q}_us"] = _rank(lat, q) / 1000
+                row[f"after_move_p{q}_us"] = _rank(mv, q) / 1000 if mv else None
             out.append(row)
     return out
 

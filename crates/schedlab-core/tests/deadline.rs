@@ -4,6 +4,7 @@
 
 mod common;
 use common::{cfg, run, task};
+use schedlab_core::trace::WakePath;
 
 const BOTH: [&str; 2] = ["eevdf", "cfs"];
 
@@ -399,26 +400,18 @@ fn a_pushed_job_waits_for_the_resched_ipi() {
     c.trace = true;
     c.set.push(("wakeup_spread_pct".into(), 0));
     let r = run(text, c);
-    let text = schedlab_core::trace::ftrace::render(r.trace.as_ref().expect("trace"));
-    let secs = |l: &str| -> f64 {
-        let f = l.split_whitespace().nth(3).expect("time field");
-        f.trim_end_matches(':').parse().expect("seconds")
-    };
-    let (mut pushes, mut pushed_at) = (0, None);
-    for l in text.lines() {
-        // From the first period on (at the start every CPU is idle).
-        if l.contains("sched_migrate_task: comm=dl3") && secs(l) >= 0.01 {
-            pushed_at = Some(secs(l));
-        } else if l.contains("next_comm=dl3 ") {
-            // A push preempts a hog there; a pull (the CPU's own DEADLINE
-            // task done) is local and immediate.
-            let pushed = pushed_at.take().filter(|_| l.contains("prev_comm=hog"));
-            if let Some(at) = pushed {
-                let waited_us = (secs(l) - at) * 1e6;
-                assert!((waited_us - 10.0).abs() < 0.5, "{l}: {waited_us} µs");
-                pushes += 1;
-            }
-        }
+    let t = r.trace.as_ref().expect("trace");
+    // Pushes from the first period on (at the start every CPU is idle),
+    // read as `schedlab trace paths` reads them (trace/paths.rs).
+    let pushes: Vec<(u64, u64)> = t
+        .wakeup_paths(|i| t.tasks[i].comm == "dl3")
+        .into_iter()
+        .filter(|w| w.path == WakePath::Pushed)
+        .filter_map(|w| w.moved.map(|moved| (moved, w.run)))
+        .filter(|(moved, _)| *moved >= 10_000_000)
+        .collect();
+    for (moved, ran) in &pushes {
+        assert_eq!(ran - moved, 10_000, "pushed at {moved} ns, ran at {ran} ns");
     }
-    assert!(pushes >= 10, "{pushes} pushes of dl3");
+    assert!(pushes.len() >= 10, "{} pushes of dl3", pushes.len());
 }

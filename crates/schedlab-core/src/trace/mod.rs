@@ -153,23 +153,14 @@ impl TraceData {
     /// pairs in time order, as (task, waking time, switch-in time): a
     /// waking replaces an earlier one not yet followed by a switch-in, and
     /// a switch-in with no waking pending is no pair (the task was
-    /// preempted, not woken). The repro's probe lateness reads these rather
+    /// preempted, not woken): [`TraceData::wakeup_paths`] without the
+    /// paths. The repro's probe lateness reads these rather
     /// than the whole trace rendered as text.
     pub fn waking_to_run(&self, pick: impl Fn(TaskId) -> bool) -> Vec<(TaskId, Ns, Ns)> {
-        let mut pending: Vec<Option<Ns>> = vec![None; self.tasks.len()];
-        let mut out = Vec::new();
-        for r in &self.records {
-            match r.ev {
-                TraceEvent::Waking { task, .. } if pick(task) => pending[task] = Some(r.ts),
-                TraceEvent::Switch { next: Some(t), .. } if pick(t) => {
-                    if let Some(w) = pending[t].take() {
-                        out.push((t, w, r.ts));
-                    }
-                }
-                _ => {}
-            }
-        }
-        out
+        self.wakeup_paths(pick)
+            .into_iter()
+            .map(|w| (w.task, w.waking, w.run))
+            .collect()
     }
 
     /// (comm, pid, prio) of a task or of the idle task on `cpu`.

@@ -70,7 +70,10 @@ struct Pending {
 
 impl TraceData {
     /// The wakeups of the tasks `pick` selects, each with its path, in
-    /// switch-in order; pairing as [`TraceData::waking_to_run`].
+    /// switch-in order: a waking replaces an earlier one not yet followed
+    /// by a switch-in, and a switch-in with no waking pending is no wakeup
+    /// (the task was preempted, not woken). [`TraceData::waking_to_run`]
+    /// is these pairs without the paths.
     pub fn wakeup_paths(&self, pick: impl Fn(TaskId) -> bool) -> Vec<PathWakeup> {
         let mut pending: Vec<Option<Pending>> = vec![None; self.tasks.len()];
         let mut out = Vec::new();
