@@ -206,3 +206,38 @@ fn a_group_entity_reweight_moves_its_cpu_load_and_the_balancer_follows() {
         .sum();
     assert!((10..=60).contains(&moved), "{moved} sleeper migrations");
 }
+
+/// A migrating task takes its utilisation and runnable averages with it
+/// (`attach_entity_load_avg` / `detach_entity_load_avg`, fair.c v6.18;
+/// class/fair/attach.rs). Five DEADLINE tasks of `examples/fidelity/dl16.json`
+/// (each about 52 % of a CPU) and one hog on 4 CPUs: when a DEADLINE task
+/// preempts the hog on the CPU it just moved to, that CPU's runnable
+/// average already holds the hog's, so it is overloaded (capacity ×
+/// imbalance_pct < runnable × 100) and a CPU going idle pulls the hog.
+/// With per-CPU histories that stay behind (the model before 2026-11-27)
+/// the CPU looked spare and the hog waited: 1.61 s of CPU in 4 s (2.35 s
+/// with the signals moving; 5.6 CPU-seconds are free).
+#[test]
+fn a_migrating_hog_takes_its_runnable_average_and_is_pulled_from_behind_deadline_tasks() {
+    let wl = r#"{"global": {"duration": 4}, "tasks": {
+        "dl1": {"policy": "SCHED_DEADLINE", "dl-runtime": 6500, "dl-period": 10000, "run": 5200, "timer": {"ref": "unique", "period": 10000}},
+        "dl2": {"policy": "SCHED_DEADLINE", "dl-runtime": 7150, "dl-period": 11000, "run": 5720, "timer": {"ref": "unique", "period": 11000}},
+        "dl3": {"policy": "SCHED_DEADLINE", "dl-runtime": 7800, "dl-period": 12000, "run": 6240, "timer": {"ref": "unique", "period": 12000}},
+        "dl4": {"policy": "SCHED_DEADLINE", "dl-runtime": 8450, "dl-period": 13000, "run": 6760, "timer": {"ref": "unique", "period": 13000}},
+        "dl5": {"policy": "SCHED_DEADLINE", "dl-runtime": 9100, "dl-period": 14000, "run": 7280, "timer": {"ref": "unique", "period": 14000}},
+        "hog": {"run": 10000000}}}"#;
+    let mut c = cfg("eevdf", 4);
+    c.zero_costs = false;
+    let r = run(wl, c);
+    let hog = r
+        .metrics
+        .tasks
+        .iter()
+        .find(|t| t.name == "hog")
+        .expect("the hog task");
+    assert!(
+        hog.cpu_time_us >= 2_000_000.0,
+        "hog ran {} us in 4 s",
+        hog.cpu_time_us
+    );
+}

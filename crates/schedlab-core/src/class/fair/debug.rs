@@ -33,8 +33,8 @@ impl Fair {
             };
             v.push(("lag", lag));
         }
-        if let Some(u) = self.task_util.get(t) {
-            v.push(("util", u.avg() as i64));
+        if let Some(s) = self.signals.get(t) {
+            v.push(("util", s.util.avg() as i64));
         }
         v.extend(self.hooks.task_debug(t));
     }

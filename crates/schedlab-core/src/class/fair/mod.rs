@@ -14,6 +14,7 @@
 //! burst restart at sleep or yield: BORE) in `requests.rs`; the queue's
 //! tree and list in `queue.rs`.
 
+mod attach;
 pub mod balance;
 mod buddies;
 pub mod cfs;
@@ -96,9 +97,9 @@ pub struct Fair {
     pub cpu_tasks: Vec<Vec<TaskId>>,
     /// Per-CPU utilisation signal (running = 1024).
     pub util: Vec<Pelt>,
-    /// Per-task utilisation (running = 1024), kept only while tracing, for
-    /// the trace's `util` counter (no scheduling decision reads it).
-    task_util: Vec<Pelt>,
+    /// Per-task utilisation and runnable signals, and the CPU holding them
+    /// (attach.rs).
+    signals: Vec<attach::TaskSignals>,
     /// Whether a fair task is current on the CPU (what `util` accumulates).
     util_busy: Vec<bool>,
     /// Per-CPU runnable signal of the root queue (`cpu_runnable`).
@@ -132,7 +133,7 @@ impl Fair {
             tg: vec![],
             cpu_tasks: vec![vec![]; n],
             util: vec![Pelt::default(); n],
-            task_util: vec![],
+            signals: vec![],
             util_busy: vec![false; n],
             runnable: vec![Pelt::default(); n],
             lb: balance::Balancer::new(&m.topo, m.hz, stagger),
@@ -526,6 +527,7 @@ impl SchedClass for Fair {
         self.se.reserve_exact(n);
         self.task_se.reserve_exact(n);
         self.wakee.reserve_exact(n);
+        self.signals.reserve_exact(n);
     }
 
     fn task_fork(&mut self, m: &mut Machine, t: TaskId, parent: Option<TaskId>) {
@@ -538,12 +540,7 @@ impl SchedClass for Fair {
             self.task_se.resize(t + 1, 0);
             self.wakee.resize(t + 1, select::WakeeFlips::default());
         }
-        if m.trace.is_some() {
-            // Starts at 0 (the kernel starts a new task at half the CPU's
-            // spare capacity, post_init_entity_util_avg: trace-only value).
-            self.task_util.resize_with(t + 1, Pelt::default);
-            self.task_util[t] = Pelt::new(m.now, 0);
-        }
+        self.signals_fork(m, t);
         self.task_se[t] = self.se.len() - 1;
         self.refresh_task_params(m, t);
         self.attach_task(m, t, cpu);
@@ -558,6 +555,7 @@ impl SchedClass for Fair {
         let se0 = self.task_se[t];
         if flags.has(EnqueueFlags::DELAYED) {
             self.requeue_delayed_entity(m, se0);
+            self.signals_enqueue(m, t, cpu);
             self.h_nr_add(m, se0, 1);
             self.cpu_tasks[cpu].push(t);
             self.update_groups_above(m, se0);
@@ -589,6 +587,7 @@ impl SchedClass for Fair {
             fl = EnqueueFlags::WAKEUP;
             s = self.se[x].parent;
         }
+        self.signals_enqueue(m, t, cpu);
         self.h_nr_add(m, se0, 1);
         self.update_groups_above(m, se0);
         self.cpu_tasks[cpu].push(t);
@@ -608,6 +607,7 @@ impl SchedClass for Fair {
         let was_delayed = self.se[se0].delayed;
         let done = self.dequeue_entities(m, se0, flags);
         if !was_delayed {
+            self.signals_dequeue(m, t);
             self.h_nr_add(m, se0, -1);
             self.remove_cpu_task(cpu, t);
         }
@@ -723,9 +723,7 @@ impl SchedClass for Fair {
             }
             up = self.se[s].parent;
         }
-        if let Some(u) = self.task_util.get_mut(prev) {
-            u.update(m.now, 1024); // it ran since it was set next
-        }
+        self.signals_put_prev(m, prev);
         // `util` is the fair tasks' (cpu_util_cfs): busy only if next is a
         // queued fair task of this CPU.
         self.util_update(m, cpu, next_se.is_some());
@@ -739,9 +737,7 @@ impl SchedClass for Fair {
                 self.set_next_entity(m, rq, s);
             }
         }
-        if let Some(u) = self.task_util.get_mut(next) {
-            u.update(m.now, 0); // it did not run since it was put back
-        }
+        self.signals_set_next(m, next);
         self.util_update(m, cpu, true);
     }
 
@@ -791,9 +787,10 @@ impl SchedClass for Fair {
         self.reweight_entity(m, se, w);
     }
 
-    fn task_dead(&mut self, _m: &mut Machine, t: TaskId) {
+    fn task_dead(&mut self, m: &mut Machine, t: TaskId) {
         let se = self.task_se[t];
         self.se[se].on_rq = false;
+        self.signals_dead(m, t);
     }
 
     fn task_stopped(&mut self, m: &mut Machine, cpu: CpuId, t: TaskId, ran: crate::clock::Ns) {
