@@ -122,11 +122,11 @@ pub const LATENCY_TUNABLES: &[Tunable] = &[
     },
     Tunable {
         name: "wakeup_spread_pct",
-        default: 180,
+        default: 130,
         min: 0,
         max: 1000,
         unit: "%",
-        doc: "p90 of the wakeup path's delay (wakeup_ns + idle_exit_ns + ipi_ns, their medians) as a percentage of its median: each delay is drawn (seeded, log-logistic) with that p90; 0 or 100 = the median every time. Traced on a 2-vCPU 6.18 VM: p90/p50 1.86 beside hogs, 1.91 onto an idle CPU, 1.5 for a 2 ms / 10 ms sleeper",
+        doc: "p90 of the wakeup path's delay (wakeup_ns + idle_exit_ns + ipi_ns, their medians) as a percentage of its median: each delay is drawn (seeded, log-logistic) with that p90; 0 or 100 = the median every time. Chosen so that the simulated waking-to-running p90/p50 of the fidelity suite's lone sleepers matches the hosts' (7 saved suites, 2- and 16-vCPU 6.18 VMs: onto an idle CPU 1.31-1.69, median 1.50, simulated 1.36-1.44; preempting hogs 1.47-2.22, median 1.67, simulated 1.65-1.76): the simulated ratio exceeds this value, other parts of the path adding their own spread (until 2026-11-27 the default was 180, from single traces: 1.86 beside hogs, 1.91 onto an idle CPU, which the drawn delays overshot to 1.96 and 2.2-2.4)",
     },
     Tunable {
         name: "wakeup_tail_pct",
