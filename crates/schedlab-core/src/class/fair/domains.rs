@@ -38,6 +38,12 @@ pub struct Domain {
     pub start_phase: Ns,
     /// Consecutive failures.
     pub failed: u32,
+    /// `newidle_call`, `newidle_success`, `newidle_ratio` (NI_RANDOM,
+    /// balance.rs `newidle_balance`): sd_init's 512, 256, 512.
+    pub newidle: (u32, u32, u32),
+    /// Dice thrown for this domain's newly-idle balances (the key of the
+    /// next draw).
+    pub newidle_draws: u64,
 }
 
 impl Domain {
@@ -119,6 +125,14 @@ impl Balancer {
             }
         }
         b
+    }
+
+    /// Every domain's `newidle_ratio` (and its success count, half the
+    /// ratio over sd_init's 512 calls) at the run's start.
+    pub fn set_newidle_ratio(&mut self, ratio: u32) {
+        for d in self.doms.iter_mut().flatten() {
+            d.newidle = (512, ratio / 2, ratio);
+        }
     }
 
     /// Build domains over the `online` CPUs only (`partition_sched_domains`
@@ -260,6 +274,8 @@ impl Domain {
             last_balance: 0,
             start_phase: 0,
             failed: 0,
+            newidle: (512, 256, 512),
+            newidle_draws: 0,
         }
     }
 }

@@ -143,6 +143,7 @@ impl Fair {
             timeline: hooks.queue_order().is_none_or(|o| o.timeline),
             hooks,
         };
+        f.lb.set_newidle_ratio(f.p.newidle_ratio_init);
         for (g, grp) in m.groups.iter().enumerate() {
             let mut t = TgRqs {
                 rq: vec![],

@@ -64,6 +64,8 @@ pub const EEVDF_TUNABLES: &[Tunable] = &[
     t("wakeup_preemption", 1, 0, 1, "feature WAKEUP_PREEMPTION"),
     t("cache_hot_buddy", 1, 0, 1, "feature CACHE_HOT_BUDDY"),
     t("yield_forfeit", 1, 0, 1, "yield forfeits the rest of the request (6.12.y backport; 0 = 6.12.0 deadline push)"),
+    t("ni_random", 1, 0, 1, "feature NI_RANDOM (proportional newidle balance, 6.18.5+ and 6.12.65+ backports): each domain's newly-idle balance runs with probability (1 + newidle_ratio) / 1024, newidle_ratio its weighted success count over the last 1024 calls; 0 = always run it (6.12.0 to 6.18.4)"),
+    t("newidle_ratio_init", 512, 0, 1024, "each domain's newidle_ratio at the run's start (sd_init: 512; a machine whose recent newly-idle balances found nothing holds less): the history the kernel carries into a workload"),
     t("balance_stagger", 1, 0, 1, "1: each CPU's periodic load balance starts at a seeded random point of its busy interval, as on a machine that has been up (its CPUs' sd->last_balance drifted apart through idle periods); 0: every CPU's at the run's start, as just after boot, so that all balance at the same tick"),
     t("autogroup", 0, 0, 1, "1: every process in its own autogroup, as if started with setsid (0 matches all workload processes in one session, as the host runner starts them)"),
 ];
@@ -91,6 +93,10 @@ pub struct FairParams {
     pub migration_cost: u64,
     /// nr_migrate.
     pub nr_migrate: usize,
+    /// NI_RANDOM (proportional newidle balance).
+    pub ni_random: bool,
+    /// Each domain's `newidle_ratio` at the start (0..=1024).
+    pub newidle_ratio_init: u32,
     /// Boolean features by tunable name.
     pub gentle_fair_sleepers: bool,
     /// START_DEBIT
@@ -182,6 +188,8 @@ impl FairParams {
             pick_buddy: b("pick_buddy"),
             yield_forfeit: b("yield_forfeit"),
             balance_stagger: b("balance_stagger"),
+            ni_random: b("ni_random"),
+            newidle_ratio_init: g("newidle_ratio_init").clamp(0, 1024) as u32,
             rules_618: false,
         }
     }
