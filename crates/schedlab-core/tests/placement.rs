@@ -226,20 +226,19 @@ fn a_migrating_hog_takes_its_runnable_average_and_is_pulled_from_behind_deadline
         "dl4": {"policy": "SCHED_DEADLINE", "dl-runtime": 8450, "dl-period": 13000, "run": 6760, "timer": {"ref": "unique", "period": 13000}},
         "dl5": {"policy": "SCHED_DEADLINE", "dl-runtime": 9100, "dl-period": 14000, "run": 7280, "timer": {"ref": "unique", "period": 14000}},
         "hog": {"run": 10000000}}}"#;
-    let mut c = cfg("eevdf", 4);
+    let ms = hog_cpu_ms(wl, 4, &[]);
+    assert!(ms >= 2_000.0, "hog ran {ms} ms in 4 s");
+}
+
+/// CPU time (ms) of the task named `hog` in a run of `wl` on `cpus` CPUs,
+/// with the wakeup path's costs and the tunables `set`.
+fn hog_cpu_ms(wl: &str, cpus: usize, set: &[(&str, i64)]) -> f64 {
+    let mut c = cfg("eevdf", cpus);
     c.zero_costs = false;
+    c.set = set.iter().map(|(k, v)| (k.to_string(), *v)).collect();
     let r = run(wl, c);
-    let hog = r
-        .metrics
-        .tasks
-        .iter()
-        .find(|t| t.name == "hog")
-        .expect("the hog task");
-    assert!(
-        hog.cpu_time_us >= 2_000_000.0,
-        "hog ran {} us in 4 s",
-        hog.cpu_time_us
-    );
+    let hog = r.metrics.tasks.iter().find(|t| t.name == "hog");
+    hog.expect("the hog task").cpu_time_us / 1000.0
 }
 
 /// NI_RANDOM ("sched/fair: Proportional newidle balance", fair.c, in
@@ -259,23 +258,10 @@ fn the_newly_idle_balance_runs_in_proportion_to_its_success() {
         "dl1": {"policy": "SCHED_DEADLINE", "dl-runtime": 6500, "dl-period": 10000, "run": 5200, "timer": {"ref": "unique", "period": 10000}},
         "dl2": {"policy": "SCHED_DEADLINE", "dl-runtime": 7150, "dl-period": 11000, "run": 5720, "timer": {"ref": "unique", "period": 11000}},
         "hog": {"run": 10000000}}}"#;
-    let hog_ms = |set: &[(&str, i64)]| {
-        let mut c = cfg("eevdf", 2);
-        c.zero_costs = false;
-        c.set = set.iter().map(|(k, v)| (k.to_string(), *v)).collect();
-        let r = run(wl, c);
-        let hog = r
-            .metrics
-            .tasks
-            .iter()
-            .find(|t| t.name == "hog")
-            .expect("the hog task");
-        hog.cpu_time_us / 1000.0
-    };
     let (never, default, always) = (
-        hog_ms(&[("newidle_ratio_init", 0)]),
-        hog_ms(&[]),
-        hog_ms(&[("ni_random", 0)]),
+        hog_cpu_ms(wl, 2, &[("newidle_ratio_init", 0)]),
+        hog_cpu_ms(wl, 2, &[]),
+        hog_cpu_ms(wl, 2, &[("ni_random", 0)]),
     );
     assert!(
         never + 30.0 < default && default + 10.0 < always,
