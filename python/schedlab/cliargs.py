@@ -166,14 +166,19 @@ def _add_completion(sub) -> None:
                     help="e.g. `schedlab completion bash > /etc/bash_completion.d/schedlab`")
 
 
+def _add_tolerant(p) -> None:
+    """The trace readers' ``--tolerant`` (one wording for `trace import` and `trace paths`)."""
+    p.add_argument("--tolerant", action="store_true",
+                   help="repair missing transitions (and report them) instead of refusing the trace")
+
+
 def _add_trace(sub) -> None:
     """`schedlab trace`."""
     tr = sub.add_parser("trace", help="work with recorded traces")
     trs = tr.add_subparsers(dest="trace_cmd", required=True)
     ti = trs.add_parser("import", help="read tracefs / trace-cmd / perf script text: metrics, exports, replay")
     ti.add_argument("file", help="trace text")
-    ti.add_argument("--tolerant", action="store_true",
-                    help="repair missing transitions (and report them) instead of refusing the trace")
+    _add_tolerant(ti)
     ti.add_argument("--json", metavar="FILE", help="write the metrics as JSON")
     ti.add_argument("--perfetto", metavar="FILE", help="write a Perfetto .pftrace")
     ti.add_argument("--ftrace", metavar="FILE", help="write normalised ftrace text")
@@ -189,8 +194,7 @@ def _add_trace(sub) -> None:
                                  "ftrace text")
     tp.add_argument("--task", metavar="PREFIX", default="",
                     help="only the threads whose name starts with PREFIX")
-    tp.add_argument("--tolerant", action="store_true",
-                    help="repair missing transitions (and report them) instead of refusing the trace")
+    _add_tolerant(tp)
     tp.add_argument("--json", metavar="FILE", help="write the table as JSON")
 
 
