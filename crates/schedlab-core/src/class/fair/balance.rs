@@ -693,32 +693,20 @@ impl Fair {
                 let key = (3 << 48) | ((level as u64) << 32) | cpu as u64;
                 let d1k = (crate::rng::keyed(m.seed, key, d.newidle_draws) % 1024) as u32;
                 d.newidle_draws += 1;
-                weight = 1 + d.newidle.2;
+                weight = 1 + d.newidle.ratio;
                 if d1k > weight {
-                    update_newidle_stats(d, 0);
+                    d.newidle.update(0);
                     continue;
                 }
                 weight = (1024 + weight / 2) / weight;
             }
             let pulled = self.load_balance(m, cpu, level, IdleType::NewlyIdle) > 0;
-            update_newidle_stats(&mut self.lb.doms[cpu][level], weight * u32::from(pulled));
+            self.lb.doms[cpu][level]
+                .newidle
+                .update(weight * u32::from(pulled));
             if pulled {
                 break;
             }
         }
-    }
-}
-
-/// `update_newidle_stats` (fair.c, 6.18.5+): one more newly-idle call of
-/// the domain and its weighted success; every 1024 calls the ratio becomes
-/// the success count and both counts halve.
-fn update_newidle_stats(d: &mut super::domains::Domain, success: u32) {
-    let (call, succ, _) = &mut d.newidle;
-    *call += 1;
-    *succ += success;
-    if *call >= 1024 {
-        d.newidle.2 = (*succ).min(1024);
-        d.newidle.0 /= 2;
-        d.newidle.1 /= 2;
     }
 }

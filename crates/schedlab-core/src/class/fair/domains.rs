@@ -38,12 +38,49 @@ pub struct Domain {
     pub start_phase: Ns,
     /// Consecutive failures.
     pub failed: u32,
-    /// `newidle_call`, `newidle_success`, `newidle_ratio` (NI_RANDOM,
-    /// balance.rs `newidle_balance`): sd_init's 512, 256, 512.
-    pub newidle: (u32, u32, u32),
+    /// The proportional newly-idle balance's statistics (NI_RANDOM,
+    /// balance.rs `newidle_balance`).
+    pub newidle: NewidleStats,
     /// Dice thrown for this domain's newly-idle balances (the key of the
     /// next draw).
     pub newidle_draws: u64,
+}
+
+/// `sd->newidle_call`, `newidle_success`, `newidle_ratio` (fair.c,
+/// "sched/fair: Proportional newidle balance", 6.18.5+).
+#[derive(Debug, Clone, Copy)]
+pub struct NewidleStats {
+    /// Newly-idle balance calls counted (run or skipped).
+    pub call: u32,
+    /// Their successes, each weighted by 1024 / (1 + ratio) at its call.
+    pub success: u32,
+    /// The success count at the last 1024th call: how often to run.
+    pub ratio: u32,
+}
+
+impl NewidleStats {
+    /// sd_init's values with `ratio` as the ratio (and half of it as the
+    /// success count over 512 calls, the same rate).
+    pub fn starting_at(ratio: u32) -> Self {
+        NewidleStats {
+            call: 512,
+            success: ratio / 2,
+            ratio,
+        }
+    }
+
+    /// `update_newidle_stats`: one more call and its weighted success;
+    /// every 1024 calls the ratio becomes the success count and both
+    /// counts halve.
+    pub fn update(&mut self, success: u32) {
+        self.call += 1;
+        self.success += success;
+        if self.call >= 1024 {
+            self.ratio = self.success.min(1024);
+            self.call /= 2;
+            self.success /= 2;
+        }
+    }
 }
 
 impl Domain {
@@ -131,7 +168,7 @@ impl Balancer {
     /// ratio over sd_init's 512 calls) at the run's start.
     pub fn set_newidle_ratio(&mut self, ratio: u32) {
         for d in self.doms.iter_mut().flatten() {
-            d.newidle = (512, ratio / 2, ratio);
+            d.newidle = NewidleStats::starting_at(ratio);
         }
     }
 
@@ -274,7 +311,7 @@ impl Domain {
             last_balance: 0,
             start_phase: 0,
             failed: 0,
-            newidle: (512, 256, 512),
+            newidle: NewidleStats::starting_at(512),
             newidle_draws: 0,
         }
     }
