@@ -51,6 +51,8 @@ from .plan import HostError
 # The sleepers' sleeps (us): the long one's idle CPU pays the whole idle exit (the simulator's
 # default idle_exit_ramp_ns is this long), the short one's a share of it.
 LONG_SLEEP_US, SHORT_SLEEP_US = 5000, 1000
+# The FIFO sleepers' policy, on the host and in the simulator's fit of the spread (``fit_spread``).
+FIFO = {"policy": "SCHED_FIFO", "priority": 50}
 
 
 def _sleeper(policy: Dict[str, Any], cpu: int, seconds: int, hog: bool, sleep_us: int = LONG_SLEEP_US) -> dict:
@@ -125,10 +127,9 @@ def simulated_spread(tun: Dict[str, int], spread: int, hz: int, ncpus: int, cpu:
     simulated with the tunables ``tun`` and ``wakeup_spread_pct`` = ``spread``."""
     from ..api import simulate
 
-    fifo = {"policy": "SCHED_FIFO", "priority": 50}
     ratios = []
     for hog in (True, False):
-        r = simulate(_sleeper(fifo, cpu, seconds, hog), "eevdf", ncpus, hz=hz,
+        r = simulate(_sleeper(FIFO, cpu, seconds, hog), "eevdf", ncpus, hz=hz,
                      set={**tun, "wakeup_spread_pct": spread})
         row = next(t for t in r.metrics["tasks"] if t["name"] == "s")
         ratios.append(row["wakeup_latency_p90_us"] / row["wakeup_latency_p50_us"])
@@ -176,13 +177,12 @@ def calibrate(seconds: int = 3, log: Callable[[str], None] = lambda s: None) -> 
     f = facts()
     cpus = sorted(int(c) for c in f["cpus"])
     cpu = cpus[-1]  # away from CPU 0's housekeeping
-    fifo = {"policy": "SCHED_FIFO", "priority": 50}
     m: Dict[str, Any] = {"cpu": cpu, "seconds_per_run": seconds}
     with tempfile.TemporaryDirectory(prefix="schedlab-calibrate-") as tmp:
-        for name, pol, hog, sleep in (("idle_rt", fifo, False, LONG_SLEEP_US),
-                                      ("busy_rt", fifo, True, LONG_SLEEP_US),
+        for name, pol, hog, sleep in (("idle_rt", FIFO, False, LONG_SLEEP_US),
+                                      ("busy_rt", FIFO, True, LONG_SLEEP_US),
                                       ("idle_other", {}, False, LONG_SLEEP_US),
-                                      ("idle_short_rt", fifo, False, SHORT_SLEEP_US)):
+                                      ("idle_short_rt", FIFO, False, SHORT_SLEEP_US)):
             log(f"calibrate: {name} ({seconds:g} s on CPU {cpu})")
             late = _lateness(_sleeper(pol, cpu, seconds, hog, sleep), tmp, name)
             m[f"{name}_lateness_p50_ns"] = late["p50"]

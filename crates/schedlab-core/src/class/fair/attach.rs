@@ -45,6 +45,16 @@ pub struct TaskSignals {
     pub on: Option<CpuId>,
 }
 
+impl TaskSignals {
+    /// Bring both signals up to `now` for a task that was neither current
+    /// nor counted runnable since their last update (it slept, or it is
+    /// being enqueued or has exited).
+    fn rest_until(&mut self, now: crate::clock::Ns) {
+        self.util.update(now, 0);
+        self.runnable.update(now, 0);
+    }
+}
+
 impl Fair {
     /// A new task's signals, zero and unattached (its first enqueue
     /// attaches them: [`Self::signals_enqueue`]).
@@ -63,8 +73,7 @@ impl Fair {
     /// its signals there, moving them from where they were.
     pub(super) fn signals_enqueue(&mut self, m: &Machine, t: TaskId, cpu: CpuId) {
         let s = &mut self.signals[t];
-        s.util.update(m.now, 0);
-        s.runnable.update(m.now, 0);
+        s.rest_until(m.now);
         match s.on {
             Some(c) if c == cpu => return,
             Some(old) => self.move_signals(m, t, old, -1),
@@ -95,8 +104,7 @@ impl Fair {
         let Some(s) = self.signals.get_mut(t) else {
             return;
         };
-        s.util.update(m.now, 0);
-        s.runnable.update(m.now, 0);
+        s.rest_until(m.now);
         if let Some(old) = s.on.take() {
             self.move_signals(m, t, old, -1);
         }
