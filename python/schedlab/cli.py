@@ -337,6 +337,10 @@ def _cmd_host(a: argparse.Namespace) -> int:
           f"{info['other_load']['cpu_ms']} ms CPU by the trace, "
           f"{info['other_load'].get('cpu_ms_proc')} ms by /proc/stat",
           file=sys.stderr)
+    b = info.get("bpf_switches") or {}
+    print(f"  BPF switches: {b['switches']} recorded, {b['added']} missing from the text trace and added, "
+          f"{b['lost']} lost" if "switches" in b else f"  BPF switches: none ({b.get('unavailable')})",
+          file=sys.stderr)
     for name, c in info["crosscheck"].items():
         print(f"  {name}: CPU ms trace/proc {c['cpu_ms'][0]}/{c['cpu_ms'][1]}, vcsw {c['nvcsw'][0]}/"
               f"{c['nvcsw'][1]}, ivcsw {c['nivcsw'][0]}/{c['nivcsw'][1]}, worker overhead "

@@ -386,6 +386,7 @@ def _measure(plan: Plan, worker: str, dur: int, work: str, cap: Any, tmp: str, j
                  "duration_ns": dur,
                  "start_ns": start, "dropped_events": cap.stop(trace_path), "notes": plan.notes,
                  "tick_phase_ns": tick_phase(start, info.get("hz"), read("/proc/cmdline") or "")})
+    info["bpf_switches"] = cap.bpf_info
     return trace_path, outs, dl0
 
 
@@ -429,7 +430,7 @@ def _run_locked(plan: Plan, dur: int, worker: str, backend: str, isolate: bool, 
         info.update(probe(mounts))
         _check_dl(plan, info)
         info["isolated_in"] = cgroups.setup(plan, info["cgroup"], journal, isolate)
-        cap = capture.backend(backend, journal, tmp, mounts)
+        cap = capture.backend(backend, journal, tmp, mounts, seconds=dur / 1e9)
         debugfs = mounts.paths.get("debugfs")
         trace_path, outs, dl0 = _measure(plan, worker, dur, work, cap, tmp, journal, info, debugfs)
         if plan.slices:

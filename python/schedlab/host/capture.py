@@ -8,7 +8,9 @@ instead of mounting its own).
 * ``tracefs`` (default): a private instance, ``mono`` clock (= CLOCK_MONOTONIC, the workers'
   clock), non-overwrite (a full buffer drops new events and counts them instead of silently
   overwriting old ones), 16 MB per CPU, ``record-tgid``; read as text after the run, so no reader
-  perturbs the measurement. Dropped events are summed from ``per_cpu/*/stats``.
+  perturbs the measurement. Dropped events are summed from ``per_cpu/*/stats``. Beside it, a BPF
+  program records every ``sched_switch`` (``bpf.py``): the switches tracefs loses on some VMs are
+  added to the text where they belong; where BPF is not available the text is used as it is.
 * ``perf``: ``perf record -a -k mono`` of the same tracepoints, then ``perf script --ns``; for
   machines where tracefs cannot be mounted or written. Lost events from ``perf report --stats``.
 """
@@ -22,8 +24,9 @@ import shutil
 import signal
 import subprocess
 import time
-from typing import List, Optional
+from typing import Dict, List, Optional
 
+from . import bpf
 from .plan import HostError
 from .probe import Mounts
 from .undo import Journal, die_with_parent, write
@@ -46,10 +49,20 @@ def wake_filter() -> Optional[str]:
     return " || ".join(f"id == {i}" for i in ids) if ids else None
 
 
+def ring_bytes(seconds: float) -> int:
+    """The BPF ring for a run this long: room for 4,000 switches per CPU-second (the busiest
+    saved runs have about 1,700), a power of two between 1 and 256 MiB."""
+    need = int((os.cpu_count() or 1) * max(seconds, 1.0) * 4000 * (bpf.RECORD.size + bpf.RING_HEADER))
+    size = 1 << 20
+    while size < need and size < 1 << 28:
+        size <<= 1
+    return size
+
+
 class Tracefs:
     name = "tracefs"
 
-    def __init__(self, journal: Journal, mounts: Mounts) -> None:
+    def __init__(self, journal: Journal, mounts: Mounts, seconds: float = 10.0) -> None:
         try:
             tracefs = mounts.get("tracefs")
         except HostError as e:
@@ -76,15 +89,23 @@ class Tracefs:
                 self.syscall_exits = True
             except OSError:
                 pass  # recorded without them: the importer then repairs less (and says so)
+        # Every switch from BPF too, for the ones tracefs loses (bpf.py); without it (no bpf system
+        # call, not permitted) the importer repairs what it can, as before.
+        self.switches = bpf.SwitchRecorder(tracefs, ring_bytes(seconds))
+        self.bpf_info: Dict[str, object] = {"unavailable": self.switches.reason} if self.switches.reason else {}
 
     def start(self) -> None:
         write(os.path.join(self.inst, "tracing_on"), "1")
+        if not self.switches.reason:
+            self.switches.start()
 
     def marker(self, text: str) -> None:
         write(os.path.join(self.inst, "trace_marker"), text)
 
     def stop(self, out: str) -> int:
-        """Stop, write the trace text to `out`; returns the number of dropped events."""
+        """Stop, write the trace text to `out` (with the switches only BPF saw); returns the number of
+        dropped events."""
+        switches, lost = self.switches.stop() if not self.switches.reason else ([], 0)
         write(os.path.join(self.inst, "tracing_on"), "0")
         dropped = 0
         for c in sorted(os.listdir(os.path.join(self.inst, "per_cpu"))):
@@ -92,12 +113,20 @@ class Tracefs:
                 for line in f:
                     if line.startswith(("dropped events:", "overrun:")):
                         dropped += int(line.split(":")[1])
-        shutil.copyfile(os.path.join(self.inst, "trace"), out)
-        return dropped
+        if self.switches.reason:
+            shutil.copyfile(os.path.join(self.inst, "trace"), out)
+            return dropped
+        with open(os.path.join(self.inst, "trace"), encoding="utf-8", errors="replace") as f:
+            text, added = bpf.merge(f.read(), switches)
+        with open(out, "w", encoding="utf-8") as f:
+            f.write(text)
+        self.bpf_info = {"switches": len(switches), "added": added, "lost": lost}
+        return dropped + lost
 
 
 class Perf:
     name = "perf"
+    bpf_info = {"unavailable": "not with the perf backend"}
 
     def __init__(self, journal: Journal, tmp: str, mounts: Mounts) -> None:
         self.perf = shutil.which("perf")
@@ -152,9 +181,10 @@ class Perf:
         return sum(lost)
 
 
-def backend(name: str, journal: Journal, tmp: str, mounts: Mounts):  # -> Tracefs | Perf
+def backend(name: str, journal: Journal, tmp: str, mounts: Mounts,
+            seconds: float = 10.0):  # -> Tracefs | Perf
     if name == "tracefs":
-        return Tracefs(journal, mounts)
+        return Tracefs(journal, mounts, seconds)
     if name == "perf":
         return Perf(journal, tmp, mounts)
     raise HostError(f"unknown capture backend {name!r}; expected tracefs or perf")
