@@ -1026,8 +1026,8 @@ def test_bpf_switches_join_the_text_where_the_cpus_records_say():
     text = head + wake + ret + out + other
 
     def sw(us, cpu, prev, nxt, state=0):
-        return Switch(100_000_000_000 + us * 1000, cpu, prev, nxt, 120, 120, state, "swapper" if prev == 0 else "w",
-                      "h" if nxt == 7 else "w" if nxt == 42 else "swapper")
+        comm = {0: "swapper", 7: "h", 42: "w"}
+        return Switch(100_000_000_000 + us * 1000, cpu, prev, nxt, 120, 120, state, comm[prev], comm[nxt])
 
     seen = [sw(504, 1, 42, 0, 1), sw(604, 0, 0, 7)]
     merged, added = merge(text, [sw(22, 1, 0, 42)] + seen)
@@ -1043,3 +1043,8 @@ def test_bpf_switches_join_the_text_where_the_cpus_records_say():
     assert merge(text, seen) == (text, 0)
     assert "prev_state=S ==>" in sw(0, 1, 42, 0, 1).line(0)
     assert "prev_state=R+" in sw(0, 1, 42, 0, 0x100).line(0)
+    # Two CPUs' switches that belong at one place keep the text in time order.
+    other_cpu = Switch(100_000_000_000 + 23_000, 0, 0, 9, 120, 120, 0, "swapper", "x")
+    merged, added = merge(text, [sw(22, 1, 0, 42), other_cpu] + seen)
+    stamps = [ln.split(": ")[0].split()[-1] for ln in merged.splitlines()[1:]]
+    assert added == 2 and stamps == sorted(stamps), merged

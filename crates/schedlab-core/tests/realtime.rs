@@ -284,6 +284,31 @@ fn a_preempted_fifo_task_is_pushed_to_a_cpu_running_fair_work() {
     }
 }
 
+/// An idle CPU and one running only fair work are one cpupri level
+/// (cpupri.h v6.18: CPUPRI_NORMAL is the lowest, CPUPRI_IDLE went in
+/// v5.11), so `find_lowest_rq` does not prefer the idle one: `a`,
+/// preempted on CPU 0 by the pinned `b`, is pushed to the first CPU of the
+/// lowest set after CPU 0's distribute cursor, CPU 1, where it preempts the
+/// pinned hog for its 100 ms bursts while CPU 2 idles. With an idle level
+/// below the fair one (as before 2026-11-27) `a` went to CPU 2 and the hog
+/// kept its 1,000 ms; on 16 CPUs that made `rt16`'s hogs 5 % richer than
+/// the host's.
+#[test]
+fn an_rt_task_is_pushed_onto_fair_work_as_readily_as_onto_an_idle_cpu() {
+    let wl = r#"{"global": {"duration": 1}, "tasks": {
+        "a": {"policy": "SCHED_FIFO", "priority": 10, "run": 100000, "sleep": 500000},
+        "b": {"policy": "SCHED_FIFO", "priority": 50, "cpus": [0], "sleep": 10000, "run": 20000},
+        "hog": {"cpus": [1], "run": 1000000}}}"#;
+    let r = run(wl, cfg("eevdf-6.18", 3));
+    let hog = task(&r, "hog");
+    assert!(
+        hog.cpu_time_us < 900_000.0 && hog.nivcsw >= 1,
+        "hog ran {} us",
+        hog.cpu_time_us
+    );
+    assert_eq!(task(&r, "a").migrations, 1);
+}
+
 /// Global fixed priority against SimSo 0.8.5's global rate-monotonic
 /// scheduler (`simso.schedulers.RM`): n periodic SCHED_FIFO tasks with
 /// T = D = 200 + i ms, WCET 20 + 2 (i mod 17) ms and rate-monotonic

@@ -356,7 +356,7 @@ def merge(text: str, switches: List[Switch]) -> Tuple[str, int]:
         return text, 0
     offset = sorted(offsets)[len(offsets) // 2] if offsets else 0
     n = len(tx.lines)
-    at: Dict[int, List[str]] = {}
+    at: Dict[int, List[Tuple[int, str]]] = {}
     floor: Dict[int, Tuple[int, int]] = {}  # cpu -> (line index, µs) the next one cannot precede
     for lo, hi, s in sorted(missing, key=lambda m: (m[2].cpu, m[2].ts_ns)):
         est = _us(s.ts_ns) - offset
@@ -367,11 +367,13 @@ def merge(text: str, switches: List[Switch]) -> Tuple[str, int]:
         p = min(max(bisect.bisect_right(tx.us, est), lo + 1), hi)
         before = max(tx.us[p - 1] if p > 0 else 0, fl_us if fl == p - 1 else 0)
         us = min(max(est, before), tx.us[p] if p < n else est)
-        at.setdefault(p, []).append(s.line(us) + "\n")
+        at.setdefault(p, []).append((us, s.line(us) + "\n"))
         floor[s.cpu] = (p - 1, us)
     out: List[str] = []
+    for i in sorted(at):  # several CPUs' switches at one place: in time order (sort is stable)
+        at[i].sort(key=lambda x: x[0])
     for i, ln in enumerate(tx.lines):
-        out.extend(at.get(i, ()))
+        out.extend(x[1] for x in at.get(i, ()))
         out.append(ln)
-    out.extend(at.get(n, ()))
+    out.extend(x[1] for x in at.get(n, ()))
     return "".join(out), len(missing)

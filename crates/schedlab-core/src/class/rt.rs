@@ -41,10 +41,16 @@ use std::collections::VecDeque;
 
 /// Number of RT priority lists (kernel prio 0..=99).
 const NR_PRIO: usize = 100;
-/// cpupri level of a CPU running fair work only (`CPUPRI_NORMAL`).
+/// cpupri level of a CPU with no RT task, idle or running fair work
+/// (`CPUPRI_NORMAL`). Idle CPUs have no level of their own: cpupri.h v6.18
+/// (as since v5.11, "sched/cpupri: Remove pri_to_cpu[CPUPRI_IDLE]") has
+/// CPUPRI_NORMAL 0 as its lowest level and `convert_prio` maps a runqueue
+/// without RT tasks (highest_prio.curr = MAX_RT_PRIO - 1) to it, so
+/// `find_lowest_rq` may place a woken or pushed RT task on a CPU running a
+/// fair task while another CPU idles.
 const LEVEL_NORMAL: i32 = 120;
-/// cpupri level of an idle CPU (`CPUPRI_IDLE`).
-const LEVEL_IDLE: i32 = 140;
+/// The priority of what an idle CPU runs, for preemption tests (MAX_PRIO).
+const IDLE_PRIO: i32 = 140;
 
 /// Tunables of the RT class.
 #[derive(Debug, Clone, Copy)]
@@ -137,11 +143,10 @@ impl Rt {
     }
 
     /// cpupri level of `cpu` (lower = more important work there).
-    fn level(&self, m: &Machine, cpu: CpuId) -> i32 {
+    fn level(&self, cpu: CpuId) -> i32 {
         let q = &self.rq[cpu];
         match q.highest() {
             Some(p) if !q.throttled => p as i32,
-            _ if m.is_idle(cpu) => LEVEL_IDLE,
             _ => LEVEL_NORMAL,
         }
     }
@@ -216,13 +221,13 @@ impl Rt {
         if self.rq[cpu].throttled {
             return;
         }
-        let mut levels: Vec<i32> = (0..m.nr_cpus()).map(|c| self.level(m, c)).collect();
+        let mut levels: Vec<i32> = (0..m.nr_cpus()).map(|c| self.level(c)).collect();
         let mut pushed: Vec<TaskId> = vec![];
         // What runs (or is about to run, from set_next_task) on this CPU.
         let curr_prio = self.rq[cpu]
             .curr
             .or(m.rqs[cpu].curr)
-            .map_or(LEVEL_IDLE, |c| m.tasks[c].prio());
+            .map_or(IDLE_PRIO, |c| m.tasks[c].prio());
         while let Some(t) = self.pushable(m, cpu, None, &pushed) {
             let tp = prio(m, t) as i32;
             if tp < curr_prio {
@@ -255,7 +260,7 @@ impl Rt {
                 continue;
             };
             let tp = prio(m, t) as i32;
-            let src_curr = m.rqs[src].curr.map_or(LEVEL_IDLE, |c| m.tasks[c].prio());
+            let src_curr = m.rqs[src].curr.map_or(IDLE_PRIO, |c| m.tasks[c].prio());
             if tp < mine && tp >= src_curr && best.is_none_or(|(bp, _)| tp < bp) {
                 best = Some((tp, t));
             }
@@ -342,7 +347,7 @@ impl SchedClass for Rt {
         // or DEADLINE task running here is pushed elsewhere, unless a
         // reschedule is already pending here (`test_tsk_need_resched`:
         // the push then follows the CPU's pick, `set_next_task_rt`).
-        let curr_prio = m.rqs[cpu].curr.map_or(LEVEL_IDLE, |c| m.tasks[c].prio());
+        let curr_prio = m.rqs[cpu].curr.map_or(IDLE_PRIO, |c| m.tasks[c].prio());
         if flags.has(EnqueueFlags::WAKEUP) && p as i32 >= curr_prio && !m.resched_pending(cpu) {
             self.push_rt_tasks(m, cpu);
         }
@@ -442,7 +447,7 @@ impl SchedClass for Rt {
         if !must_look {
             return fallback;
         }
-        let levels: Vec<i32> = (0..m.nr_cpus()).map(|c| self.level(m, c)).collect();
+        let levels: Vec<i32> = (0..m.nr_cpus()).map(|c| self.level(c)).collect();
         match self.find_lowest_rq(m, t, &levels, fallback, Some(waker.cpu)) {
             Some(c) if tp < levels[c] => c,
             _ => fallback,
