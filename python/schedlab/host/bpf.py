@@ -9,7 +9,7 @@ tracefs 0 in the same kind of run). So a small BPF program records every switch 
 buffer (no perf output path involved), read once after the run; ``merge`` adds the switches the
 text trace lacks, each at its place among the text records (the text prints microseconds).
 
-No library is needed: the program is 40 instructions assembled here (the eBPF instruction set,
+No library is needed: the program is 43 instructions assembled here (the eBPF instruction set,
 Documentation/bpf/standardization/instruction-set.rst), loaded with the ``bpf`` system call and
 attached through ``perf_event_open`` on the tracepoint (how bcc and bpftrace attach tracepoint
 programs). Its fields' offsets are read from the tracepoint's ``format`` file. Nothing outlives
@@ -32,6 +32,7 @@ from typing import Dict, List, NamedTuple, Optional, Tuple
 # System call numbers: (bpf, perf_event_open).
 SYSCALLS = {"x86_64": (321, 298), "aarch64": (280, 241)}
 BPF_MAP_CREATE, BPF_MAP_LOOKUP_ELEM, BPF_PROG_LOAD = 0, 1, 5
+COMMANDS = {BPF_MAP_CREATE: "map create", BPF_MAP_LOOKUP_ELEM: "map lookup", BPF_PROG_LOAD: "program load"}
 BPF_MAP_TYPE_ARRAY, BPF_MAP_TYPE_RINGBUF = 2, 27
 BPF_PROG_TYPE_TRACEPOINT = 5
 PERF_TYPE_TRACEPOINT, PERF_SAMPLE_RAW, PERF_FLAG_FD_CLOEXEC = 2, 1 << 10, 1 << 3
@@ -160,8 +161,7 @@ class SwitchRecorder:
         fd = self.libc.syscall(ctypes.c_long(self.nr[0]), ctypes.c_int(cmd), buf, ctypes.c_uint(len(attr)))
         if fd < 0:
             e = ctypes.get_errno()
-            raise OSError(e, f"bpf command {cmd}: {os.strerror(e)}")
-        self.out = buf.raw
+            raise OSError(e, f"bpf {COMMANDS.get(cmd, cmd)}: {os.strerror(e)}")
         return fd
 
     def _open(self, tracefs: str, ring_bytes: int) -> None:

@@ -105,7 +105,15 @@ class Tracefs:
     def stop(self, out: str) -> int:
         """Stop, write the trace text to `out` (with the switches only BPF saw); returns the number of
         dropped events."""
-        switches, lost = self.switches.stop() if not self.switches.reason else ([], 0)
+        switches: List[bpf.Switch] = []
+        lost = 0
+        if not self.switches.reason:
+            try:
+                switches, lost = self.switches.stop()
+            except OSError as e:  # the trace is still good without them
+                self.switches.close()
+                self.switches.reason = f"reading the BPF ring: {e}"
+                self.bpf_info = {"unavailable": self.switches.reason}
         write(os.path.join(self.inst, "tracing_on"), "0")
         dropped = 0
         for c in sorted(os.listdir(os.path.join(self.inst, "per_cpu"))):
