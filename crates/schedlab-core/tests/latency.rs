@@ -277,10 +277,20 @@ fn a_cpu_idle_shorter_than_the_ramp_pays_that_share_of_the_idle_exit() {
     // for the sleep plus the slack (1,050 us), a fifth of a 5.25 ms ramp
     // (engine/latency.rs: idle_exit_ns * idle / ramp); with no ramp, or a
     // ramp shorter than the idle, the whole exit. The start release finds
-    // a CPU idle since before the run: the whole exit too.
+    // a CPU idle since before the run: the whole exit too. The idle CPU's
+    // tick stops at idle entry here (`idle_tick_retain` 0): the retained
+    // tick, when it falls in the slack window, fires the timer early
+    // (hrtimer.rs) and shortens that idle.
     let short = SLEEPER.replace(r#""sleep": 5000"#, r#""sleep": 1000"#);
     let lat = |ramp: i64| {
-        let r = run(&short, costs("eevdf", 1, &[("idle_exit_ramp_ns", ramp)]));
+        let r = run(
+            &short,
+            costs(
+                "eevdf",
+                1,
+                &[("idle_exit_ramp_ns", ramp), ("idle_tick_retain", 0)],
+            ),
+        );
         let io = task(&r, "io");
         assert!(io.wakeups > 500, "{}", io.wakeups);
         (io.wakeup_latency_min_us, io.wakeup_latency_max_us)

@@ -515,6 +515,7 @@ impl Simulator {
         }
         let Some(n) = next else {
             self.m.rqs[cpu].idle_stamp = Some(now);
+            self.idle_ticked.remove(cpu);
             return;
         };
         let migrated = self.m.tasks[n].last_run_end == 0 && self.m.tasks[n].last_run_start != 0;

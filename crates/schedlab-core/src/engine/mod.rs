@@ -112,6 +112,11 @@ pub struct Simulator {
     /// Sleep timers with slack, per CPU (hrtimer.rs).
     slack_timers: hrtimer::SlackTimers,
     tick_mode: nohz::TickMode,
+    /// Under NO_HZ_IDLE, whether an idle CPU keeps its tick until the first
+    /// tick after it went idle (`idle_tick_retain`, nohz.rs).
+    idle_tick_retain: bool,
+    /// The idle CPUs that have had that tick: their tick is stopped.
+    idle_ticked: crate::cpuset::CpuSet,
     /// `smt_speed_pct`: a thread's speed while its sibling runs a task.
     smt_pct: u64,
     /// No CPU ticks (NO_HZ with every CPU idle): `next_tick` waits.
@@ -291,6 +296,8 @@ impl Simulator {
             spread_draws: latency::SpreadDraws::new(cfg.seed),
             slack_timers: hrtimer::SlackTimers::new(cfg.cpus),
             tick_mode: nohz::TickMode::from_tunable(tunables.get("nohz")),
+            idle_tick_retain: tunables.get("idle_tick_retain").unwrap_or(0) != 0,
+            idle_ticked: crate::cpuset::CpuSet::empty(),
             smt_pct: tunables.get("smt_speed_pct").unwrap_or(100).clamp(1, 100) as u64,
             tick_parked: false,
             last_ilb: None,
@@ -502,6 +509,10 @@ impl Simulator {
                     }
                 }
                 let ticks = self.cpu_ticks(cpu);
+                if ticks && self.m.is_idle(cpu) {
+                    // An idle CPU's retained tick: its last until it runs.
+                    self.idle_ticked.insert(cpu);
+                }
                 self.advance_tick(at, cpu);
                 if !ticks {
                     // A stopped tick (NO_HZ): nothing happens.
