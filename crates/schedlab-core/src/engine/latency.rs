@@ -130,11 +130,11 @@ pub const LATENCY_TUNABLES: &[Tunable] = &[
     },
     Tunable {
         name: "wakeup_tail_pct",
-        default: 350,
+        default: 185,
         min: 0,
         max: 2000,
         unit: "%",
-        doc: "p99 of the wakeup path's delay as a percentage of its p90 (with wakeup_spread_pct above 100): beyond its p90 the factor has its own exponent; 0 = the plain log-logistic's (p99 = 1.9 x p90 at a spread of 180). Traced on a 2-vCPU 6.18 VM: p99/p90 2.1-4.9, median 3.6",
+        doc: "p99 of the wakeup path's delay as a percentage of its p90 (with wakeup_spread_pct above 100): beyond its p90 the factor has its own exponent; 0 = the plain log-logistic's (p99 = 1.9 x p90 at a spread of 180). schedlab calibrate with every switch recorded (BPF), 2026-11-27: 185 on a 2-vCPU 6.18 VM, 150 on a 16-vCPU one; the simulated sleepers' p99/p90 follows the tunable (1.79 at 185, 1.46 at 150). Until then 350, from traces whose switches out of idle were recovered at the woken task's next record (p99/p90 2.1-4.9, median 3.6), which fattened the tail",
     },
     Tunable {
         name: "timer_jitter_ns",
