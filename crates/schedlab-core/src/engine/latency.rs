@@ -134,7 +134,7 @@ pub const LATENCY_TUNABLES: &[Tunable] = &[
         min: 0,
         max: 2000,
         unit: "%",
-        doc: "p99 of the wakeup path's delay as a percentage of its p90 (with wakeup_spread_pct above 100): beyond its p90 the factor has its own exponent; 0 = the plain log-logistic's (p99 = 1.9 x p90 at a spread of 180). schedlab calibrate with every switch recorded (BPF), 2026-11-27: 185 on a 2-vCPU 6.18 VM, 150 on a 16-vCPU one; the simulated sleepers' p99/p90 follows the tunable (1.79 at 185, 1.46 at 150). Until then 350, from traces whose switches out of idle were recovered at the woken task's next record (p99/p90 2.1-4.9, median 3.6), which fattened the tail",
+        doc: "p99 of the wakeup path's delay as a percentage of its p90 (with wakeup_spread_pct above 100): beyond its p90 the factor has its own exponent; 0 = the plain log-logistic's (p99 = 1.9 x p90 at a spread of 180). schedlab calibrate with every switch recorded (BPF), 2026-11-27: 185 on a 2-vCPU 6.18 VM, 150 on a 16-vCPU one; the simulated sleepers' p99/p90 follows the tunable (1.79 at 185, 1.46 at 150). Until then 350, from traces of the same VM (p99/p90 2.1-4.9, median 3.6) whose switches onto an idle CPU other than 0 were recovered at the woken task's next record: paired on that VM, the recovery gives 1.82-1.93 where BPF gives 1.50-1.70, so it fattens the tail, though not to 3.6 (the rest: that day's machine)",
     },
     Tunable {
         name: "timer_jitter_ns",
