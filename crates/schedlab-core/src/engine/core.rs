@@ -515,7 +515,9 @@ impl Simulator {
         }
         let Some(n) = next else {
             self.m.rqs[cpu].idle_stamp = Some(now);
-            self.idle_ticked.remove(cpu);
+            if self.idle_tick_retain {
+                self.idle_tick_due.insert(cpu);
+            }
             return;
         };
         let migrated = self.m.tasks[n].last_run_end == 0 && self.m.tasks[n].last_run_start != 0;

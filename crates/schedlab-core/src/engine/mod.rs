@@ -115,8 +115,10 @@ pub struct Simulator {
     /// Under NO_HZ_IDLE, whether an idle CPU keeps its tick until the first
     /// tick after it went idle (`idle_tick_retain`, nohz.rs).
     idle_tick_retain: bool,
-    /// The idle CPUs that have had that tick: their tick is stopped.
-    idle_ticked: crate::cpuset::CpuSet,
+    /// The CPUs whose retained idle tick is still to come (set at idle
+    /// entry with `idle_tick_retain`, cleared by that tick): an idle CPU
+    /// outside it has its tick stopped.
+    idle_tick_due: crate::cpuset::CpuSet,
     /// `smt_speed_pct`: a thread's speed while its sibling runs a task.
     smt_pct: u64,
     /// No CPU ticks (NO_HZ with every CPU idle): `next_tick` waits.
@@ -255,6 +257,8 @@ impl Simulator {
             threads: limit("max_threads", 100_000) as usize,
             events_per_instant: limit("max_events_per_instant", 1_000_000) as u64,
         };
+        let idle_tick_retain = tunables.get("idle_tick_retain").unwrap_or(0) != 0;
+        let idle_at_start = topo.all();
         let m = Machine {
             now: 0,
             clock_skip_act: None,
@@ -296,8 +300,13 @@ impl Simulator {
             spread_draws: latency::SpreadDraws::new(cfg.seed),
             slack_timers: hrtimer::SlackTimers::new(cfg.cpus),
             tick_mode: nohz::TickMode::from_tunable(tunables.get("nohz")),
-            idle_tick_retain: tunables.get("idle_tick_retain").unwrap_or(0) != 0,
-            idle_ticked: crate::cpuset::CpuSet::empty(),
+            idle_tick_retain,
+            // Idle since before the run, every CPU has its retained tick due.
+            idle_tick_due: if idle_tick_retain {
+                idle_at_start
+            } else {
+                crate::cpuset::CpuSet::empty()
+            },
             smt_pct: tunables.get("smt_speed_pct").unwrap_or(100).clamp(1, 100) as u64,
             tick_parked: false,
             last_ilb: None,
@@ -511,7 +520,7 @@ impl Simulator {
                 let ticks = self.cpu_ticks(cpu);
                 if ticks && self.m.is_idle(cpu) {
                     // An idle CPU's retained tick: its last until it runs.
-                    self.idle_ticked.insert(cpu);
+                    self.idle_tick_due.remove(cpu);
                 }
                 self.advance_tick(at, cpu);
                 if !ticks {

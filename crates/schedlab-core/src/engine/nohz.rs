@@ -107,9 +107,7 @@ impl Simulator {
         let rq = &self.m.rqs[cpu];
         match self.tick_mode {
             TickMode::Periodic => true,
-            TickMode::NohzIdle => {
-                !self.m.is_idle(cpu) || (self.idle_tick_retain && !self.idle_ticked.contains(cpu))
-            }
+            TickMode::NohzIdle => !self.m.is_idle(cpu) || self.idle_tick_due.contains(cpu),
             TickMode::NohzFull => {
                 rq.nr_running > 1
                     || rq
@@ -338,12 +336,10 @@ impl Simulator {
         // runs at every tick of every CPU: no allocation; under NO_HZ_IDLE
         // the idle CPUs, from the machine's idle mask).
         let mut stopped = if self.tick_mode == TickMode::NohzIdle {
-            let idle = self.m.online.and(self.m.idle_cpus());
-            if self.idle_tick_retain {
-                idle.and(&self.idle_ticked)
-            } else {
-                idle
-            }
+            self.m
+                .online
+                .and(self.m.idle_cpus())
+                .and_not(&self.idle_tick_due)
         } else {
             let mut s = CpuSet::empty();
             for c in (0..self.m.nr_cpus()).filter(|c| self.m.online.contains(*c)) {
