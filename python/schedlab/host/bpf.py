@@ -215,7 +215,17 @@ class SwitchRecorder:
         fcntl.ioctl(self.tp_fd, PERF_EVENT_IOC_ENABLE, 0)
 
     def stop(self) -> Tuple[List[Switch], int]:
-        """Detach, read every record, free everything; (switches in time order, lost)."""
+        """Detach, read every record, free everything; (switches in time order, lost). A failed
+        read gives none and says why in `reason` (the text trace is still good without them)."""
+        try:
+            return self._read()
+        except OSError as e:
+            self.reason = f"reading the BPF ring: {e}"
+            return [], 0
+        finally:
+            self.close()
+
+    def _read(self) -> Tuple[List[Switch], int]:
         os.close(self.tp_fd)  # detaches the program: nothing more is written
         self.tp_fd = -1
         key = ctypes.create_string_buffer(4)
@@ -239,7 +249,6 @@ class SwitchRecorder:
                                   r[8].split(b"\0")[0].decode(errors="replace"),
                                   r[9].split(b"\0")[0].decode(errors="replace")))
             cons += (n + RING_HEADER + 7) & ~7
-        self.close()
         out.sort(key=lambda s: s.ts_ns)
         return out, lost
 

@@ -92,7 +92,12 @@ class Tracefs:
         # Every switch from BPF too, for the ones tracefs loses (bpf.py); without it (no bpf system
         # call, not permitted) the importer repairs what it can, as before.
         self.switches = bpf.SwitchRecorder(tracefs, ring_bytes(seconds))
-        self.bpf_info: Dict[str, object] = {"unavailable": self.switches.reason} if self.switches.reason else {}
+        self.bpf_stats: Dict[str, int] = {}
+
+    @property
+    def bpf_info(self) -> Dict[str, object]:
+        """What BPF recorded (after `stop`), or why it could not."""
+        return {"unavailable": self.switches.reason} if self.switches.reason else dict(self.bpf_stats)
 
     def start(self) -> None:
         write(os.path.join(self.inst, "tracing_on"), "1")
@@ -105,15 +110,7 @@ class Tracefs:
     def stop(self, out: str) -> int:
         """Stop, write the trace text to `out` (with the switches only BPF saw); returns the number of
         dropped events."""
-        switches: List[bpf.Switch] = []
-        lost = 0
-        if not self.switches.reason:
-            try:
-                switches, lost = self.switches.stop()
-            except OSError as e:  # the trace is still good without them
-                self.switches.close()
-                self.switches.reason = f"reading the BPF ring: {e}"
-                self.bpf_info = {"unavailable": self.switches.reason}
+        switches, lost = self.switches.stop() if not self.switches.reason else ([], 0)
         write(os.path.join(self.inst, "tracing_on"), "0")
         dropped = 0
         for c in sorted(os.listdir(os.path.join(self.inst, "per_cpu"))):
@@ -128,7 +125,7 @@ class Tracefs:
             text, added = bpf.merge(f.read(), switches)
         with open(out, "w", encoding="utf-8") as f:
             f.write(text)
-        self.bpf_info = {"switches": len(switches), "added": added, "lost": lost}
+        self.bpf_stats = {"switches": len(switches), "added": added, "lost": lost}
         return dropped + lost
 
 
