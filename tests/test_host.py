@@ -694,7 +694,16 @@ def test_calibrate_writes_a_profile_that_run_and_compare_use(tmp_path):
     assert 0 < meas["idle_other_lateness_p50_ns"] < 5_000_000
     assert meas["timer_slack_setting_ns"] == int(open("/proc/self/timerslack_ns").read())
     assert 0 <= tun["timer_slack_ns"] < 5_000_000
-    assert "ipi_ns" in tun and "smt_factor" in p["not_measured"]
+    assert "ipi_ns" in tun
+    # SMT: this machine kind has no siblings, so the tunable is not measured, and two separate
+    # cores are measured beside each other instead (the control), each run's speed positive.
+    if "smt_pct" in meas:
+        assert 1 <= tun["smt_speed_pct"] <= 100
+    else:
+        assert "smt_speed_pct" in p["not_measured"] and "smt_speed_pct" not in tun
+        assert len(meas["smt_control_speed_paired"]) == len(meas["smt_control_speed_alone"]) == 3
+        assert all(x > 0 for x in meas["smt_control_speed_paired"] + meas["smt_control_speed_alone"])
+        assert f"{meas['smt_control_pct']} %" in p["not_measured"]["smt_speed_pct"]
     # The wakeup path's costs are the traced waking-to-running latencies (the simulator's metric,
     # and what it charges to the wakee), not the sleepers' lateness, which also holds the timer
     # interrupt's delivery (recorded apart).
@@ -805,6 +814,20 @@ def test_a_removed_group_gives_its_rt_runtime_back_at_once(tmp_path):
         assert not os.path.exists(d)
 
 
+def test_the_smt_pair_is_two_threads_of_one_core_among_the_online_cpus():
+    from schedlab.host.calibrate import sibling_pair
+
+    # Four cores of two threads numbered as Linux does on x86 (cpu N and N+4 share a core).
+    smt = {c: f"{c % 4},{c % 4 + 4}" for c in range(8)}
+    assert sibling_pair(list(range(8)), 7, smt.get) == (7, 3)
+    # A sibling offline (not among the CPUs) does not count; the next CPU's pair is taken.
+    assert sibling_pair([0, 1, 2, 3, 5], 3, smt.get) == (1, 5)
+    # Without SMT each CPU is its own list; unreadable sysfs counts as none.
+    assert sibling_pair([0, 1], 1, {0: "0", 1: "1"}.get) is None
+    assert sibling_pair([0, 1], 1, lambda c: None) is None
+    assert sibling_pair([0, 1, 2, 3], 0, {c: "0-3" for c in range(4)}.get) == (0, 1)
+
+
 def test_the_tick_phase_puts_the_simulated_ticks_on_the_hosts_jiffy_grid():
     from schedlab.host import proc_other_ms, sim_tunables, tick_phase
 
@@ -818,6 +841,11 @@ def test_the_tick_phase_puts_the_simulated_ticks_on_the_hosts_jiffy_grid():
     assert sim_tunables({"tick_phase_ns": 7}, {"wakeup_ns": 1}) == {"wakeup_ns": 1, "tick_phase_ns": 7}
     assert sim_tunables({"tick_phase_ns": 7}, {"tick_phase_ns": 2}) == {"tick_phase_ns": 2}
     assert sim_tunables({"tick_phase_ns": None}) == {}
+    # Work counted as time on the CPU is the same at any speed, so a sibling's SMT slowdown
+    # (measured with loops) does not apply to it; work counted in loops keeps the profile's.
+    prof = {"smt_speed_pct": 60}
+    assert sim_tunables({"tick_phase_ns": None, "work": "oncpu"}, prof) == {"smt_speed_pct": 100}
+    assert sim_tunables({"tick_phase_ns": None, "work": "loops"}, prof) == prof
     # The run's other load becomes one unpinned noise thread of the same rate and CPU per run;
     # a profile's own noise wins.
     busy = {"tick_phase_ns": None, "duration_ns": 3_000_000_000, "other_load": {"runs": 60, "cpu_ms": 6.0}}

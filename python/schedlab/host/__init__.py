@@ -319,8 +319,13 @@ def background_noise(info: Dict[str, Any]) -> Dict[str, int]:
 
 def sim_tunables(info: Dict[str, Any], tunables: Optional[Dict[str, int]] = None) -> Dict[str, int]:
     """Tunables for simulating what a host run measured: `tunables` (a machine profile's, say)
-    with the run's tick phase and its other load (``background_noise``) unless they set them."""
+    with the run's tick phase and its other load (``background_noise``) unless they set them.
+    A run whose ``run`` work was time on the CPU (``--work oncpu``, the default) did the same
+    work at any speed, so an SMT sibling's slowdown (``smt_speed_pct``, which slows the
+    simulator's ``run``) does not apply to it, whatever the profile measured with loops."""
     out = dict(tunables or {})
+    if info.get("work") == "oncpu":
+        out["smt_speed_pct"] = 100
     if info.get("tick_phase_ns") is not None:
         out.setdefault("tick_phase_ns", info["tick_phase_ns"])
     if "noise_interval_us" not in out:

@@ -34,7 +34,20 @@ each delay with that p90 around its median) and ``wakeup_tail_pct`` = their mean
 ``timer_jitter_ns`` = 2.5 × (idle_other p90 − p50), the width of a uniform delay with that spread;
 ``noise_interval_us`` and ``noise_runtime_us`` from a hog alone on the measuring CPU (``noise``):
 its involuntary switches per second and the CPU time it lost per switch, as the simulator's per-CPU
-noise thread; HZ from the kernel. Not measured: the SMT factor (this needs SMT siblings).
+noise thread; HZ from the kernel.
+
+``smt_speed_pct`` (``smt_speed``): a hog's busy loop on one hardware thread of a core, with and
+without a second hog on its sibling, in runs that alternate (``SMT_ROUNDS`` of each), with
+``run`` work counted in calibrated loops (``--work loops``, rt-app's way: a fixed amount of work
+whose duration follows the CPU's speed); each run's speed is the loops' nominal time over the
+thread's CPU time by /proc, and the tunable is the median paired speed over the median alone.
+On a machine without SMT siblings the same is measured on two separate cores as a control
+(``smt_control_*``: near 100 unless something else is shared, e.g. vCPUs that share a physical
+core) and the tunable is left at its default. Why through the runner rather than a tight loop of
+its own: the figure is for the simulator's ``run`` work, which on the host is the worker's loop in
+its threads (2026-11-27, this VM: a two-thread probe that busy-waited for its peer measured its
+loop 2x slower paired where the runner's threads, and the same probe with a sleep instead,
+measured no change; the runner's own figure is the one that applies).
 """
 
 from __future__ import annotations
@@ -62,14 +75,14 @@ def _sleeper(policy: Dict[str, Any], cpu: int, seconds: int, hog: bool, sleep_us
     return {"global": {"duration": seconds}, "tasks": tasks}
 
 
-def _run(workload: dict, tmp: str, name: str) -> Tuple[Any, Dict[str, Any]]:
+def _run(workload: dict, tmp: str, name: str, work: str = "oncpu") -> Tuple[Any, Dict[str, Any]]:
     """`workload` run once on the host: (its results, the run's facts)."""
     from . import run
 
     path = os.path.join(tmp, f"{name}.json")
     with open(path, "w", encoding="utf-8") as f:
         json.dump(workload, f)
-    return run(path)
+    return run(path, work=work)
 
 
 def _task(res: Any, name: str) -> Dict[str, Any]:
@@ -98,6 +111,86 @@ def _noise(cpu: int, seconds: int, tmp: str) -> Dict[str, float]:
                   tmp, "noise")
     hog = _task(res, "hog")
     return {"nivcsw": float(hog["nivcsw"]), "cpu_us": float(hog["cpu_time_us"])}
+
+
+# Alone and paired runs of the SMT measurement, alternating.
+SMT_ROUNDS = 3
+
+
+def sibling_pair(cpus: List[int], prefer: int,
+                 siblings: Callable[[int], Optional[str]]) -> Optional[Tuple[int, int]]:
+    """Two hardware threads of one core among ``cpus`` (``prefer`` and its sibling where it has
+    one), from each CPU's sysfs ``thread_siblings_list`` (``siblings(cpu)``: its text or None);
+    None on a machine without SMT."""
+    from .probe import cpu_list
+
+    for cpu in [prefer] + [c for c in cpus if c != prefer]:
+        text = siblings(cpu)
+        others = [c for c in cpu_list(text) if c != cpu and c in cpus] if text else []
+        if others:
+            return cpu, others[0]
+    return None
+
+
+def _median(xs: List[float]) -> float:
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
+def smt_speed(cpu: int, other: int, seconds: int, tmp: str,
+              log: Callable[[str], None]) -> Dict[str, Any]:
+    """A hog on ``cpu`` alone and beside a hog on ``other``, ``SMT_ROUNDS`` runs of each,
+    alternating: each run's speed of the first hog (its loops' nominal time, ``busy_cpu_ns``, over
+    its CPU time by /proc) and ``pct``, the median paired speed over the median alone, in percent."""
+    hog = {"run": 100_000_000}
+    speeds: Dict[str, List[float]] = {"alone": [], "paired": []}
+    for i in range(SMT_ROUNDS):
+        for kind in ("alone", "paired"):
+            tasks = {"a": {**hog, "cpus": [cpu]}}
+            if kind == "paired":
+                tasks["b"] = {**hog, "cpus": [other]}
+            log(f"calibrate: smt {kind} {i + 1}/{SMT_ROUNDS} (CPU {cpu}"
+                + (f" beside CPU {other})" if kind == "paired" else ")"))
+            res, info = _run({"global": {"duration": seconds}, "tasks": tasks}, tmp, f"smt-{kind}", "loops")
+            cpu_us = float(_task(res, "a")["cpu_time_us"])
+            if cpu_us <= 0:
+                raise HostError(f"calibrate: smt: the hog on CPU {cpu} never ran")
+            speeds[kind].append(info["threads"]["a"]["busy_cpu_ns"] / (cpu_us * 1000))
+    alone, paired = _median(speeds["alone"]), _median(speeds["paired"])
+    return {"alone": [round(x, 4) for x in speeds["alone"]],
+            "paired": [round(x, 4) for x in speeds["paired"]],
+            "pct": round(100 * paired / alone)}
+
+
+def _measure_smt(cpus: List[int], cpu: int, seconds: int, tmp: str, log: Callable[[str], None],
+                 m: Dict[str, Any]) -> None:
+    """``smt_speed`` on a sibling pair into ``m`` (``smt_*``), or, without SMT, on the measuring CPU
+    and the first other one, separate cores (``smt_control_*``)."""
+    from .probe import read
+
+    if len(cpus) < 2:
+        return
+    pair = sibling_pair(cpus, cpu, lambda c: read(f"/sys/devices/system/cpu/cpu{c}/topology/"
+                                                  "thread_siblings_list"))
+    a, b = pair or (cpu, next(c for c in cpus if c != cpu))
+    smt = smt_speed(a, b, seconds, tmp, log)
+    key = "smt" if pair else "smt_control"
+    m[f"{key}_cpus"] = [a, b]
+    m[f"{key}_speed_alone"] = smt["alone"]
+    m[f"{key}_speed_paired"] = smt["paired"]
+    m[f"{key}_pct"] = smt["pct"]
+
+
+def _smt_tunable(m: Dict[str, Any], tun: Dict[str, int], not_measured: Dict[str, str]) -> None:
+    """``smt_speed_pct`` from a sibling pair's measurement, or why it is not measured."""
+    if "smt_pct" in m:
+        tun["smt_speed_pct"] = max(1, min(100, m["smt_pct"]))
+        return
+    why = "no SMT siblings on this machine (each CPU's thread_siblings_list is itself)"
+    if "smt_control_pct" in m:
+        why += f"; two separate cores beside each other ran at {m['smt_control_pct']} % of alone"
+    not_measured["smt_speed_pct"] = why
 
 
 SHAPES = (("wakeup_spread_pct", "p90", "p50", 1000), ("wakeup_tail_pct", "p99", "p90", 2000))
@@ -196,13 +289,14 @@ def calibrate(seconds: int = 3, log: Callable[[str], None] = lambda s: None) -> 
         noise = _noise(cpu, seconds, tmp)
         m["noise_hog_nivcsw"] = int(noise["nivcsw"])
         m["noise_hog_cpu_us"] = round(noise["cpu_us"])
+        _measure_smt(cpus, cpu, seconds, tmp, log, m)
     log("calibrate: pingpong")
     out = subprocess.run([worker_path(), "pingpong", str(cpu), "20000"], capture_output=True,
                          text=True, timeout=120)
     if out.returncode != 0:
         raise HostError(f"calibrate: pingpong: {out.stderr.strip()}")
     m["pingpong_round_trip_ns"] = round(json.loads(out.stdout)["round_trip_ns"])
-    not_measured = {"smt_factor": "the SMT factor needs SMT siblings and is not measured yet"}
+    not_measured: Dict[str, str] = {}
     if len(cpus) >= 2:
         log("calibrate: remote wakeup")
         out = subprocess.run([worker_path(), "wakeup", str(cpus[0]), str(cpu), "1000"],
@@ -244,6 +338,7 @@ def calibrate(seconds: int = 3, log: Callable[[str], None] = lambda s: None) -> 
         not_measured["idle_exit_ramp_ns"] = "the short idle sleeper's trace was withheld as unreliable"
     else:
         tun["idle_exit_ramp_ns"] = ramp
+    _smt_tunable(m, tun, not_measured)
     if m["noise_hog_nivcsw"] > 0:
         # Each interruption: a noise thread's wakeup (the simulator's per-CPU daemon, engine/noise.rs)
         # taking what the hog lost, on average; its gap is the rest of the cycle.
