@@ -58,7 +58,7 @@ else
         step suite 150 "${SL[@]}" fidelity --seconds 3 --host-runs 2 --json "$OUTDIR/suite.json" \
             --save-host "$SAVED/suite"
         pack
-        step calibrate 60 "${SL[@]}" calibrate --seconds 2 --out "$OUTDIR/profile.json"
+        step calibrate 150 "${SL[@]}" calibrate --seconds 2 --out "$OUTDIR/profile.json"
     fi
     step traced 40 "${SL[@]}" host run "${TRACED:-examples/fidelity/sleepers32.json}" \
         --trace "$OUTDIR/trace.txt" --json "$OUTDIR/host-traced.json"
