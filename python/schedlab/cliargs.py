@@ -278,8 +278,8 @@ def _add_replay_flags(p, scope: str) -> None:
 
 def _add_calibrate(sub) -> None:
     """`schedlab calibrate`."""
-    cal = sub.add_parser("calibrate", help="measure this machine's wakeup path and write a machine profile "
-                                           "(root)")
+    cal = sub.add_parser("calibrate", help="measure this machine's wakeup path (and its SMT factor where it "
+                                           "has SMT siblings) and write a machine profile (root)")
     cal.add_argument("--out", metavar="PROFILE", required=True, help="where to write the profile (JSON)")
     cal.add_argument("--seconds", type=int, default=3, help="length of each measuring run, s (default 3)")
 
