@@ -55,3 +55,26 @@ def test_latencies_measured_for_too_few_wakeups_are_withheld():
     assert rows[0]["unreliable"] == ["wakeups: latency measured for 128 of about 970 (the trace lacks "
                                      "the switch-ins of the others)"]
     assert rows[0]["wakeup_latency_p50_us"] is None
+
+
+def test_the_clock_uncertainty_widens_the_tolerance_only_where_proc_is_larger():
+    def _io(cpu_ms):
+        return {**_task("io", cpu_ms, nvcsw=190, nivcsw=0), "wakeups": 190}
+
+    # A sleeper on an idle CPU: the kernel started charging each activation somewhere between the
+    # wakeup's sched_waking and sched_wakeup; the import counts from the latter, so /proc may be
+    # larger by up to the sum of those spans (here 1.5 ms), never smaller for that reason.
+    under = reconcile([_io(20.0)], {"io": _thread(22.2, nvcsw=190, nivcsw=0)}, 1e6, {})
+    assert under[0][0]["unreliable"] == ["CPU time: trace 20.0 ms vs /proc 22.2 ms (-10%)"]
+    ok, cross, _ = reconcile([_io(20.0)], {"io": _thread(22.2, nvcsw=190, nivcsw=0)}, 1e6, {},
+                             {"io": 1_500_000})
+    assert ok[0]["unreliable"] is None and cross["io"]["clock_uncertainty_ms"] == 1.5
+    # Beyond it, still withheld, the allowance named.
+    bad, _, _ = reconcile([_io(20.0)], {"io": _thread(23.0, nvcsw=190, nivcsw=0)}, 1e6, {},
+                          {"io": 1_500_000})
+    assert bad[0]["unreliable"] == ["CPU time: trace 20.0 ms vs /proc 23.0 ms (-13%, 1.5 ms of clock "
+                                    "uncertainty allowed)"]
+    # A trace above /proc gets nothing from it.
+    over, _, _ = reconcile([_io(24.4)], {"io": _thread(22.2, nvcsw=190, nivcsw=0)}, 1e6, {},
+                           {"io": 1_500_000})
+    assert over[0]["unreliable"] == ["CPU time: trace 24.4 ms vs /proc 22.2 ms (+10%)"]

@@ -44,7 +44,8 @@ class TraceError(ValueError): ...
 
 def import_trace(source: str, text: str, tolerant: bool, window: Optional[Tuple[int, int]] = None,
                  workload_pids: Optional[List[int]] = None,
-                 tick: Optional[Tuple[int, int]] = None) -> tuple[RunResult, list[str], int, str]: ...
+                 tick: Optional[Tuple[int, int]] = None
+                 ) -> tuple[RunResult, list[str], int, str, list[tuple[int, int]]]: ...
 
 EXT_HOOKS: List[str]
 

@@ -362,11 +362,16 @@ def fair_degree(at_f: SimResult, at_fmax: SimResult) -> float:
 class ImportedTrace:
     """A recorded trace read by :func:`import_trace`."""
 
-    def __init__(self, result: SimResult, repairs: List[str], skipped: int, workload: str):
+    def __init__(self, result: SimResult, repairs: List[str], skipped: int, workload: str,
+                 clock_uncertainty: Optional[Dict[int, int]] = None):
         self.result = result
         self.repairs = repairs
         self.skipped = skipped
         self.workload = workload
+        # Per pid, ns: how much more CPU time the kernel may have charged than the import counts
+        # (each switch-in charged from a skipped clock update: the kernel read that clock between
+        # the wakeup's sched_waking and sched_wakeup, the import counts from the latter).
+        self.clock_uncertainty = dict(clock_uncertainty or {})
 
     def write_workload(self, path: Union[str, os.PathLike[str]]) -> None:
         """Write the replay workload (rt-app JSON) atomically."""
@@ -444,5 +449,5 @@ def import_trace(path: Union[str, os.PathLike[str]], tolerant: bool = False,
     p = os.fspath(path)
     text = _trace_text(p)
     pids = None if workload_pids is None else [int(x) for x in workload_pids]
-    native, repairs, skipped, workload = _native.import_trace(p, text, tolerant, window, pids, tick)
-    return ImportedTrace(SimResult(native), list(repairs), skipped, workload)
+    native, repairs, skipped, workload, unc = _native.import_trace(p, text, tolerant, window, pids, tick)
+    return ImportedTrace(SimResult(native), list(repairs), skipped, workload, dict(unc))

@@ -366,7 +366,7 @@ def _measure(out: str, plans: Dict[str, dict], dur: int, hz: int, kdir: str, nam
                             "repair_count": len(imp.repairs), "repairs": imp.repairs[:REPAIRS_KEPT],
                             "notes": [],
                             "partial": partial}
-    res = _results(imp.result, outs, info)
+    res = _results(imp.result, outs, info, imp.clock_uncertainty)
     m = dict(res.metrics)
     m["scheduler"] = f"vm {kver} {name}"
     res._metrics = type(res.metrics)(m)

@@ -349,8 +349,14 @@ fn simulate(
     Ok(PyRunResult(sim.finish()))
 }
 
+/// What `import_trace` hands Python: the metrics and trace, the repairs,
+/// the skipped lines, the replay workload, and per pid the clock
+/// uncertainty of its CPU time in ns (`TaskTimeline::clock_uncertainty`).
+type ImportedParts = (PyRunResult, Vec<String>, usize, String, Vec<(u32, u64)>);
+
 /// Import a scheduler trace (`text`, named `source` in errors): returns
-/// (result with metrics and trace, repairs, skipped lines, replay workload JSON);
+/// (result with metrics and trace, repairs, skipped lines, replay workload JSON,
+/// clock uncertainty per pid);
 /// `window` (trace ns) limits what the metrics measure; `workload_pids`
 /// restricts the run-level counts to those threads (the host runner);
 /// `tick` = (period, phase) in trace ns counts CPU time as the kernel
@@ -364,7 +370,7 @@ fn import_trace(
     window: Option<(u64, u64)>,
     workload_pids: Option<Vec<u32>>,
     tick: Option<(u64, u64)>,
-) -> PyResult<(PyRunResult, Vec<String>, usize, String)> {
+) -> PyResult<ImportedParts> {
     use schedlab_core::trace::import::{import_with, TickGrid};
     let tick = match tick {
         Some((0, _)) => return Err(TraceError::new_err(format!("{source}: tick period 0"))),
@@ -384,6 +390,13 @@ fn import_trace(
         imp.repairs.clone(),
         imp.skipped,
         imp.replay_workload(),
+        // Per pid, how far the kernel's CPU time may exceed the import's
+        // (TaskTimeline::clock_uncertainty), where it can.
+        imp.tasks
+            .iter()
+            .filter(|t| t.clock_uncertainty > 0)
+            .map(|t| (t.pid, t.clock_uncertainty))
+            .collect(),
     ))
 }
 

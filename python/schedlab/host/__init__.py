@@ -204,9 +204,11 @@ def _worker_tids(outs: List[str]) -> List[int]:
     return sorted({int(d["tid"]) for d in _worker_lines(outs)})
 
 
-def _results(res: SimResult, outs: List[str], info: Dict[str, Any]) -> SimResult:
+def _results(res: SimResult, outs: List[str], info: Dict[str, Any],
+             clock: Optional[Dict[int, int]] = None) -> SimResult:
     """Keep the worker threads, named as in the workload, with their /proc counters as the
-    authority (reconcile.py)."""
+    authority (reconcile.py); ``clock``: the import's clock uncertainty per pid."""
+    clock = clock or {}
     tids: Dict[int, str] = {}
     threads: Dict[str, Dict[str, Any]] = {}
     for d in _worker_lines(outs):
@@ -226,7 +228,8 @@ def _results(res: SimResult, outs: List[str], info: Dict[str, Any]) -> SimResult
         # One daemon or many threads: the share of those runs by the thread that ran most often.
         "top_runs_share": round(max(runs) / sum(runs), 3) if sum(runs) else None}
     rows, cross, disagree = reconcile([{**t, "name": tids[t["pid"]]} for t in mine], threads,
-                                      m["duration_us"], info["cpu_ms"])
+                                      m["duration_us"], info["cpu_ms"],
+                                      {tids[p]: ns for p, ns in clock.items() if p in tids})
     info["other_load"]["cpu_ms_proc"] = proc_other_ms(info, rows)
     m["tasks"] = rows
     m["fairness_tasks"] = [t["name"] for t in m["tasks"]]
@@ -462,7 +465,7 @@ def _run_locked(plan: Plan, dur: int, worker: str, backend: str, isolate: bool, 
     # All of them can be tens of thousands (docs/model.md, "Missing records").
     info["repair_count"] = len(imp.repairs)
     info["repairs"] = imp.repairs[:REPAIRS_KEPT]
-    return _results(imp.result, outs, info), info
+    return _results(imp.result, outs, info, imp.clock_uncertainty), info
 
 
 def facts() -> Dict[str, Any]:

@@ -74,6 +74,14 @@ pub struct TaskTimeline {
     pub first_cpu: Option<usize>,
     /// Run bursts and the sleeps after them, for replay: (run ns, sleep ns).
     pub bursts: Vec<(Ns, Ns)>,
+    /// How far the kernel's account of its CPU time may lie from
+    /// `cpu_time`, ns, from the skipped clock updates charged to it
+    /// ([`import_with`]): the kernel read that clock in `try_to_wake_up`
+    /// after `sched_waking` and before `sched_wakeup` (core.c v6.18:
+    /// `ttwu_queue` updates the clock, `ttwu_do_wakeup` records the
+    /// wakeup), and the import counts from the wakeup, so each such switch
+    /// in may have been charged up to its waking-to-wakeup span more.
+    pub clock_uncertainty: Ns,
     running_since: Option<Ns>,
     /// Where its CPU time counts from, when a skipped clock update put that
     /// before its switch in ([`import_with`]).
@@ -246,8 +254,9 @@ struct Timeline {
     /// The tick grid, if known ([`import_with`]).
     tick: Option<TickGrid>,
     /// Per CPU: a pending clock-update skip and the run queue's clock it
-    /// keeps (RQCF_REQ_SKIP).
-    clock_skip: Vec<Option<Ns>>,
+    /// keeps (RQCF_REQ_SKIP), with the earliest time the kernel can have
+    /// read that clock (the `sched_waking` of the wakeup that set it).
+    clock_skip: Vec<Option<(Ns, Ns)>>,
 }
 
 impl Timeline {
@@ -315,7 +324,7 @@ impl Timeline {
     }
 
     /// [`Self::switch_out`] at `ts`, charging CPU time up to `acct` (the run
-    /// queue's clock there, [`Self::rq_clock_at_switch`]).
+    /// queue's clock there, [`Self::rq_clock_span_at_switch`]).
     fn switch_out_at(&mut self, id: usize, cpu: usize, ts: Ns, acct: Ns, state: PrevState) {
         let inside = u64::from(self.inside(ts));
         let ran = self.tasks[id].running_since.take();
@@ -343,8 +352,9 @@ impl Timeline {
     }
 
     /// `n` starts running on `cpu` at `ts`, its CPU time counted from
-    /// `acct` (the run queue's clock there, [`Self::rq_clock_at_switch`]).
-    fn switch_in(&mut self, n: usize, cpu: usize, ts: Ns, acct: Ns) {
+    /// `acct` (the run queue's clock there, [`Self::rq_clock_span_at_switch`]),
+    /// which the kernel may have read as early as `earliest`.
+    fn switch_in(&mut self, n: usize, cpu: usize, ts: Ns, acct: Ns, earliest: Ns) {
         let inside = self.inside(ts);
         let waited = self.tasks[n]
             .runnable_since
@@ -362,16 +372,21 @@ impl Timeline {
         }
         t.running_since = Some(ts);
         t.charged_since = (acct < ts).then_some(acct);
+        if inside && acct < ts {
+            t.clock_uncertainty += acct - earliest.min(acct);
+        }
         self.busy_since[cpu] = Some(ts);
     }
 
     /// The run queue's clock in the `__schedule` that switches on `cpu` at
     /// `ts`: the pending skip's time if there is one and no tick came
-    /// between ([`import_with`]), else `ts`. Takes the skip.
-    fn rq_clock_at_switch(&mut self, cpu: usize, ts: Ns) -> Ns {
+    /// between ([`import_with`]), else `ts`; and the earliest time the
+    /// kernel can have read that clock (the clock itself where no skip
+    /// applies). Takes the skip.
+    fn rq_clock_span_at_switch(&mut self, cpu: usize, ts: Ns) -> (Ns, Ns) {
         match (self.clock_skip[cpu].take(), self.tick) {
-            (Some(t0), Some(g)) if t0 <= ts && !g.between(t0, ts) => t0,
-            _ => ts,
+            (Some((t0, lo)), Some(g)) if t0 <= ts && !g.between(t0, ts) => (t0, lo.min(t0)),
+            _ => (ts, ts),
         }
     }
 
@@ -399,7 +414,7 @@ impl Timeline {
         let prev = (known != 0)
             .then(|| self.ids.get(&known).copied())
             .flatten();
-        let acct = self.rq_clock_at_switch(r.cpu, r.ts);
+        let (acct, earliest) = self.rq_clock_span_at_switch(r.cpu, r.ts);
         if let Some(k) = prev {
             self.switch_out_at(k, r.cpu, r.ts, acct, PrevState::Runnable);
         }
@@ -409,7 +424,7 @@ impl Timeline {
             t.bursts.push((t.burst, r.ts - s));
             t.burst = 0;
         }
-        self.switch_in(id, r.cpu, r.ts, acct);
+        self.switch_in(id, r.cpu, r.ts, acct, earliest);
         self.cpus[r.cpu].1 += u64::from(self.inside(r.ts));
         self.curr[r.cpu] = Some(pid);
         self.records.push(Record {
@@ -461,7 +476,7 @@ impl Timeline {
                             self.switch_out(k, r.cpu, r.ts, PrevState::Runnable);
                         }
                     }
-                    let acct = self.rq_clock_at_switch(r.cpu, r.ts);
+                    let (acct, earliest) = self.rq_clock_span_at_switch(r.cpu, r.ts);
                     if let Some(p) = p {
                         self.switch_out_at(p, r.cpu, r.ts, acct, state);
                     }
@@ -478,7 +493,7 @@ impl Timeline {
                             self.switch_out(n, other, r.ts, PrevState::Runnable);
                             self.curr[other] = Some(0);
                         }
-                        self.switch_in(n, r.cpu, r.ts, acct);
+                        self.switch_in(n, r.cpu, r.ts, acct, earliest);
                     }
                     self.cpus[r.cpu].1 += u64::from(self.inside(r.ts));
                     self.curr[r.cpu] = Some(next.0);
@@ -524,9 +539,15 @@ impl Timeline {
                 } => {
                     // The wakeup updated its target's clock; need-resched
                     // seen on the target itself requests the skip.
+                    let waking = self
+                        .ids
+                        .get(&task.0)
+                        .and_then(|&i| self.tasks[i].waking_since)
+                        .filter(|w| *w <= r.ts)
+                        .unwrap_or(r.ts);
                     if let Some(skip) = self.clock_skip.get_mut(*target) {
                         if (*resched && r.cpu == *target) || skip.is_some() {
-                            *skip = Some(r.ts);
+                            *skip = Some((r.ts, waking));
                         }
                     }
                     let Some(id) = self.id(task, r.ts, None) else {
@@ -802,5 +823,45 @@ mod clock_skip_tests {
         };
         let ticked = import_with(&text, false, None, Some(grid)).expect("imports");
         assert_eq!(cpu_us(&ticked, 2), 108.0);
+    }
+
+    fn uncertainty_us(imp: &Imported, pid: u32) -> f64 {
+        let t = imp.tasks.iter().find(|t| t.pid == pid).expect("task");
+        t.clock_uncertainty as f64 / 1000.0
+    }
+
+    #[test]
+    fn a_skipped_clock_is_uncertain_back_to_the_waking() {
+        // The same trace with each wakeup of the sleeper announced by its
+        // sched_waking 3 and 10 µs before: the kernel read the clock in
+        // between, so each skip-charged switch in may have been charged
+        // that much more.
+        let waking = |t: &str| {
+            format!("<idle>-0 [000] d.h3. {t}: sched_waking: comm=t2 pid=2 prio=120 target_cpu=000")
+        };
+        let with_waking = |flags: &str| {
+            let mut lines: Vec<String> = trace(flags).lines().map(String::from).collect();
+            lines.insert(7, waking("1.099990"));
+            lines.insert(2, waking("1.000007"));
+            lines.join("\n")
+        };
+        let kernel = import_with(&with_waking("dNh2."), false, None, Some(GRID)).expect("imports");
+        assert_eq!(cpu_us(&kernel, 2), 128.0);
+        assert_eq!(uncertainty_us(&kernel, 2), 13.0);
+        // Nothing charged from a wakeup, nothing uncertain: no skip, or no
+        // grid (switch to switch), or a tick between that spent the skip.
+        let none = import_with(&with_waking("d.h2."), false, None, Some(GRID)).expect("imports");
+        assert_eq!(uncertainty_us(&none, 2), 0.0);
+        let plain = import(&with_waking("dNh2."), false).expect("imports");
+        assert_eq!(uncertainty_us(&plain, 2), 0.0);
+        let grid = TickGrid {
+            period: 4_000_000,
+            phase: 1_000_020_000 % 4_000_000,
+        };
+        let ticked = import_with(&with_waking("dNh2."), false, None, Some(grid)).expect("imports");
+        assert_eq!(uncertainty_us(&ticked, 2), 10.0);
+        // Without a sched_waking record the wakeup is the earliest time.
+        let bare = import_with(&trace("dNh2."), false, None, Some(GRID)).expect("imports");
+        assert_eq!(uncertainty_us(&bare, 2), 0.0);
     }
 }
