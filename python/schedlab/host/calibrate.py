@@ -55,6 +55,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import statistics
 import subprocess
 import tempfile
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -132,12 +133,6 @@ def sibling_pair(cpus: List[int], prefer: int,
     return None
 
 
-def _median(xs: List[float]) -> float:
-    xs = sorted(xs)
-    n = len(xs)
-    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
-
-
 def smt_speed(cpu: int, other: int, seconds: int, tmp: str,
               log: Callable[[str], None]) -> Dict[str, Any]:
     """A hog on ``cpu`` alone and beside a hog on ``other``, ``SMT_ROUNDS`` runs of each,
@@ -157,7 +152,7 @@ def smt_speed(cpu: int, other: int, seconds: int, tmp: str,
             if cpu_us <= 0:
                 raise HostError(f"calibrate: smt: the hog on CPU {cpu} never ran")
             speeds[kind].append(info["threads"]["a"]["busy_cpu_ns"] / (cpu_us * 1000))
-    alone, paired = _median(speeds["alone"]), _median(speeds["paired"])
+    alone, paired = statistics.median(speeds["alone"]), statistics.median(speeds["paired"])
     return {"alone": [round(x, 4) for x in speeds["alone"]],
             "paired": [round(x, 4) for x in speeds["paired"]],
             "pct": round(100 * paired / alone)}

@@ -46,11 +46,10 @@ def disagreements(t: Dict[str, Any], proc: Dict[str, Any], steal_ms: float,
     clock uncertainty); it widens the tolerance on the side where /proc is the larger."""
     out = []
     trace_ms, proc_ms = t["cpu_time_us"] / 1000, proc["run_ns"] / 1e6
-    allowed = max(CPU_ABS_MS, CPU_REL * proc_ms) + steal_ms + (clock_ms if proc_ms > trace_ms else 0.0)
-    if abs(trace_ms - proc_ms) > allowed:
-        extra = [f"{steal_ms:.1f} ms of steal" if steal_ms else "",
-                 f"{clock_ms:.1f} ms of clock uncertainty" if clock_ms and proc_ms > trace_ms else ""]
-        extra = [e for e in extra if e]
+    clock = clock_ms if proc_ms > trace_ms else 0.0
+    if abs(trace_ms - proc_ms) > max(CPU_ABS_MS, CPU_REL * proc_ms) + steal_ms + clock:
+        extra = [f"{ms:.1f} ms of {what}"
+                 for ms, what in ((steal_ms, "steal"), (clock, "clock uncertainty")) if ms]
         out.append(f"CPU time: trace {trace_ms:.1f} ms vs /proc {proc_ms:.1f} ms ({_pct(trace_ms, proc_ms)}"
                    f"{', ' + ' and '.join(extra) + ' allowed' if extra else ''})")
     for k, name in (("nvcsw", "voluntary switches"), ("nivcsw", "involuntary switches")):

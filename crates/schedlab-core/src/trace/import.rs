@@ -373,7 +373,7 @@ impl Timeline {
         t.running_since = Some(ts);
         t.charged_since = (acct < ts).then_some(acct);
         if inside && acct < ts {
-            t.clock_uncertainty += acct - earliest.min(acct);
+            t.clock_uncertainty += acct.saturating_sub(earliest);
         }
         self.busy_since[cpu] = Some(ts);
     }
@@ -385,7 +385,7 @@ impl Timeline {
     /// applies). Takes the skip.
     fn rq_clock_span_at_switch(&mut self, cpu: usize, ts: Ns) -> (Ns, Ns) {
         match (self.clock_skip[cpu].take(), self.tick) {
-            (Some((t0, lo)), Some(g)) if t0 <= ts && !g.between(t0, ts) => (t0, lo.min(t0)),
+            (Some((t0, lo)), Some(g)) if t0 <= ts && !g.between(t0, ts) => (t0, lo),
             _ => (ts, ts),
         }
     }
