@@ -46,6 +46,7 @@ impl Simulator {
             return;
         }
         let save = DequeueFlags::SAVE | DequeueFlags::MOVE;
+        self.quiet_touch(cpu);
         self.classes
             .get(from)
             .dequeue_task(&mut self.m, cpu, t, save);

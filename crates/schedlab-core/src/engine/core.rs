@@ -203,6 +203,7 @@ impl Simulator {
     /// one (`Rq::clock_skip_req`) is taken here ("Promote REQ to ACT"): the
     /// accounting inside reads the stale clock (`Machine::rq_clock`).
     pub(crate) fn schedule(&mut self, cpu: CpuId) {
+        self.quiet_touch(cpu);
         self.m.clock_skip_act = self.m.rqs[cpu].clock_skip_req.take().map(|c| (cpu, c));
         self.schedule_with_clock(cpu);
         // Departure: a request made inside (a newly idle CPU pulling a task
@@ -303,6 +304,7 @@ impl Simulator {
     /// (`stop_one_cpu_nowait`): `p` is put back and switched out, and the
     /// CPU shows no current task until the pick.
     fn stopper_preempts(&mut self, cpu: CpuId, p: TaskId) {
+        self.quiet_touch(cpu);
         let c = self.class_of(p);
         self.classes.get(c).put_prev_task(&mut self.m, cpu, p, None);
         self.switch_out(cpu, p);
@@ -420,6 +422,7 @@ impl Simulator {
             DequeueFlags::SLEEP
         };
         let c = self.class_of(p);
+        self.quiet_touch(cpu);
         let done = self.classes.get(c).dequeue_task(&mut self.m, cpu, p, flags);
         self.m.tasks[p].on_rq = if done { OnRq::No } else { OnRq::Delayed };
         self.m.rqs[cpu].nr_running -= 1;
@@ -451,6 +454,7 @@ impl Simulator {
             .rq_clock(cpu)
             .saturating_sub(self.m.rqs[cpu].curr_since);
         let c = self.class_of(p);
+        self.quiet_touch(cpu);
         self.classes.get(c).task_stopped(&mut self.m, cpu, p, ran);
         self.m.stats.tasks[p].cpu_time += ran;
         self.m.rqs[cpu].busy_ns += ran;
@@ -552,6 +556,7 @@ impl Simulator {
     /// `activate_task`: make `t` runnable on `cpu`.
     pub(super) fn activate(&mut self, t: TaskId, cpu: CpuId, flags: EnqueueFlags) {
         self.m.touch_rq_clock(cpu);
+        self.quiet_touch(cpu);
         let c = self.class_of(t);
         self.classes.get(c).enqueue_task(&mut self.m, cpu, t, flags);
         let task = &mut self.m.tasks[t];
@@ -564,6 +569,7 @@ impl Simulator {
 
     /// `wakeup_preempt`: should the current task of `cpu` give way to `t`?
     pub(super) fn wakeup_preempt(&mut self, cpu: CpuId, t: TaskId, flags: WakeFlags) {
+        self.quiet_touch(cpu);
         let ct = self.class_of(t);
         match self.m.rqs[cpu].curr {
             None => self.m.resched(cpu),
@@ -619,6 +625,7 @@ impl Simulator {
         let src = self.m.tasks[t].cpu;
         let c = self.class_of(t);
         self.m.touch_rq_clock(src);
+        self.quiet_touch(src);
         self.classes
             .get(c)
             .dequeue_task(&mut self.m, src, t, DequeueFlags::MOVE);
@@ -642,10 +649,12 @@ impl Simulator {
         waker: Waker,
     ) -> CpuId {
         let c = self.class_of(t);
+        self.quiet_touch(prev);
         let cpu = self
             .classes
             .get(c)
             .select_task_rq(&mut self.m, t, prev, flags, waker);
+        self.quiet_touch(cpu);
         match self.m.online.contains(cpu) {
             true => cpu,
             false => self.fallback_cpu(t),
@@ -683,6 +692,7 @@ impl Simulator {
             OnRq::Delayed => {
                 // 6.12: a delay-dequeued task is requeued where it is.
                 let c = self.class_of(t);
+                self.quiet_touch(prev_cpu);
                 self.classes.get(c).enqueue_task(
                     &mut self.m,
                     prev_cpu,

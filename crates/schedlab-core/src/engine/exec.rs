@@ -410,6 +410,7 @@ impl Simulator {
                 Op::Yield => {
                     self.advance(t);
                     let c = self.class_of(t);
+                    self.quiet_touch(cpu);
                     self.classes.get(c).yield_task(&mut self.m, cpu);
                     self.m.resched(cpu);
                     return Ok(());

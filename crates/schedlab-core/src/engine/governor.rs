@@ -206,6 +206,8 @@ impl super::Simulator {
             return;
         }
         self.settle(cpu);
+        // The rate enters the quiet horizon (a DEADLINE job's tick).
+        self.quiet_touch(cpu);
         for c in 0..self.classes.len() {
             self.classes.get(c).update_curr(&mut self.m, cpu);
         }

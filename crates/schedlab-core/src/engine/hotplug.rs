@@ -92,6 +92,7 @@ impl Simulator {
             let a = self.m.effective_affinity(self.m.tasks[t].affinity_req);
             self.m.tasks[t].affinity = a;
         }
+        self.quiet_touch_all();
         for c in 0..self.classes.len() {
             self.classes.get(c).cpus_changed(&mut self.m);
         }

@@ -86,6 +86,8 @@ impl Simulator {
         self.reweight_process(proc_idx, Some(id));
         // Every class sets up its per-task state, so a later policy change
         // (an rt-app phase) only moves the task between class queues.
+        self.quiet_touch(self.m.tasks[id].cpu);
+        self.quiet_touch(parent_cpu);
         for k in 0..self.classes.len() {
             self.classes.get(k).task_fork(&mut self.m, id, parent);
         }
@@ -145,6 +147,7 @@ impl Simulator {
         self.block(t);
         let gen = self.m.tasks[t].sleep_gen;
         if slack > 0 {
+            self.quiet_touch(self.m.tasks[t].cpu);
             self.slack_timers.arm(self.m.tasks[t].cpu, until, t, gen);
         }
         let jitter = match self.costs.timer_jitter {
@@ -190,6 +193,7 @@ impl Simulator {
             self.m.set_weight(t, w);
             if Some(t) != new {
                 let c = self.class_of(t);
+                self.quiet_touch(self.m.tasks[t].cpu);
                 self.classes.get(c).reweight_task(&mut self.m, t);
             }
         }
@@ -227,6 +231,7 @@ impl Simulator {
     pub(crate) fn change_running_task(&mut self, t: TaskId, f: impl FnOnce(&mut Task)) {
         let cpu = self.m.tasks[t].cpu;
         let c = self.class_of(t);
+        self.quiet_touch(cpu);
         self.classes.get(c).dequeue_task(
             &mut self.m,
             cpu,

@@ -132,10 +132,20 @@ pub struct Simulator {
     /// `state_gen` it was computed at: quiet ticks change nothing, so the
     /// horizon holds until the next event that is handled.
     quiet_cache: Vec<(u64, Ns)>,
-    /// (generation, CPUs, horizon) of the idle balancer's part of the
-    /// quiet horizon (nohz.rs `stopped_quiet_until`): the same for every
-    /// ticking CPU that kicks it at one generation, so computed once.
-    ilb_quiet_cache: Option<(u64, CpuSet, Ns)>,
+    /// Per CPU, the part of its quiet horizon that only its own state
+    /// decides (nohz.rs `local_quiet_horizon`), valid while the CPU is in
+    /// `quiet_valid`: an event that touches no CPU's state but others'
+    /// leaves it standing (`quiet_touch`).
+    quiet_local: Vec<Ns>,
+    /// CPUs whose `quiet_local` holds.
+    quiet_valid: CpuSet,
+    /// (CPUs, horizon) of the idle balancer's part of the quiet horizon
+    /// (nohz.rs `stopped_quiet_until`): the same for every ticking CPU
+    /// that kicks it, so computed once and kept while those CPUs stay in
+    /// `ilb_quiet_valid` (untouched).
+    ilb_quiet_cache: Option<(CpuSet, Ns)>,
+    /// The CPUs of `ilb_quiet_cache` not touched since it was computed.
+    ilb_quiet_valid: CpuSet,
     /// Handled events so far (a quiet tick is not handled): the state's
     /// generation for `quiet_cache`.
     state_gen: u64,
@@ -312,7 +322,10 @@ impl Simulator {
             last_ilb: None,
             quiet_ticks: true,
             quiet_cache: vec![(u64::MAX, 0); cfg.cpus],
+            quiet_local: vec![0; cfg.cpus],
+            quiet_valid: CpuSet::empty(),
             ilb_quiet_cache: None,
+            ilb_quiet_valid: CpuSet::empty(),
             state_gen: 0,
             quiet_skipped: 0,
             tunables,
@@ -490,6 +503,7 @@ impl Simulator {
     pub fn run_bounded(&mut self, limit: Ns, max_events: u64) -> Result<bool, SimError> {
         // The state may have changed between calls (hotplug, a caller).
         self.state_gen += 1;
+        self.quiet_touch_all();
         let mut budget = max_events;
         while let Some(t) = self.next_time() {
             if t > limit || self.finished_at.is_some() || budget == 0 {
@@ -629,6 +643,7 @@ impl Simulator {
     pub fn set_quiet_ticks(&mut self, on: bool) {
         self.quiet_ticks = on;
         self.state_gen += 1;
+        self.quiet_touch_all();
     }
 
     /// Ticks so far that were quiet and counted without running: how much
@@ -675,6 +690,7 @@ impl Simulator {
             EventKind::Hotplug { idx } => self.hotplug(idx),
             EventKind::ClassTimer { class, cpu, tag } => {
                 let before: Vec<bool> = self.m.rqs.iter().map(|r| r.need_resched).collect();
+                self.quiet_touch(cpu);
                 self.classes.get(class).timer(&mut self.m, cpu, tag);
                 self.delay_timer_rescheds(class, cpu, &before);
             }
@@ -688,6 +704,7 @@ impl Simulator {
     /// expiry): every sleep timer queued there whose soft expiry has passed
     /// expires too (hrtimer.rs).
     fn expire_slack_timers(&mut self, cpu: usize) {
+        self.quiet_touch(cpu);
         for (task, gen) in self.slack_timers.due(cpu, self.m.now) {
             if self.sleep_timer_queued(task, gen) {
                 self.try_to_wake_up(task, crate::class::Waker { cpu, task: None });
@@ -708,6 +725,7 @@ impl Simulator {
             return;
         }
         self.m.touch_rq_clock(cpu);
+        self.quiet_touch(cpu);
         self.server_update(cpu);
         if let Some(t) = self.m.rqs[cpu].curr {
             let c = self.class_of(t);

@@ -153,6 +153,7 @@ impl Simulator {
         };
         self.last_ilb = Some(self.m.now);
         for c in stopped.iter() {
+            self.quiet_touch(c);
             for k in 0..self.classes.len() {
                 self.classes.get(k).tick_balance(&mut self.m, c);
             }
@@ -182,11 +183,63 @@ impl Simulator {
         until
     }
 
-    /// [`Self::quiet_until`] computed afresh. The idle balancer's targets
-    /// count whenever this CPU's tick would kick it, whether or not
-    /// another CPU kicked it in the same jiffy: a horizon that is short
-    /// only makes a tick run in full.
+    /// `cpu`'s state may have changed (its run queue, its current task, a
+    /// class's state for it, its timers, its rate): the part of its quiet
+    /// horizon that only its own state decides is computed afresh when next
+    /// asked. Called by the engine before it changes any of that or calls a
+    /// class hook for `cpu` (or for a task on it). Why per CPU: the
+    /// horizon was recomputed for every ticking CPU after every handled
+    /// event, though most events change one or two CPUs (issue 18: 30 % of
+    /// the 64-CPU global-EDF set). Builds with debug assertions (the
+    /// tests) check every horizon kept this way against a fresh one.
+    #[inline]
+    pub(crate) fn quiet_touch(&mut self, cpu: CpuId) {
+        self.quiet_valid.remove(cpu);
+        self.ilb_quiet_valid.remove(cpu);
+    }
+
+    /// Every CPU's state may have changed (a caller between runs, hotplug,
+    /// the quiet-tick switch): see [`Self::quiet_touch`].
+    pub(crate) fn quiet_touch_all(&mut self) {
+        self.quiet_valid = CpuSet::empty();
+        self.ilb_quiet_valid = CpuSet::empty();
+    }
+
+    /// [`Self::quiet_until`] computed afresh: the CPU's own part (kept
+    /// until the CPU is touched) and the idle balancer's, which depends on
+    /// every CPU's idle state. The idle balancer's targets count whenever
+    /// this CPU's tick would kick it, whether or not another CPU kicked it
+    /// in the same jiffy: a horizon that is short only makes a tick run in
+    /// full.
     fn quiet_horizon(&mut self, cpu: CpuId) -> Ns {
+        let until = if self.quiet_valid.contains(cpu) {
+            let kept = self.quiet_local[cpu];
+            debug_assert_eq!(
+                kept,
+                self.local_quiet_horizon(cpu),
+                "cpu {cpu}: a quiet horizon kept past a change of its state at {}",
+                self.m.now
+            );
+            kept
+        } else {
+            let fresh = self.local_quiet_horizon(cpu);
+            self.quiet_local[cpu] = fresh;
+            self.quiet_valid.insert(cpu);
+            fresh
+        };
+        if until == 0 {
+            return 0;
+        }
+        match self.ilb_kick_targets(cpu) {
+            Some(stopped) => until.min(self.stopped_quiet_until(stopped)),
+            None => until,
+        }
+    }
+
+    /// The part of `cpu`'s quiet horizon that its own state decides: its
+    /// current task's class tick, every class's balancing of `cpu`, its
+    /// sleep timers, and the run's switches (no server, quiet ticks on).
+    fn local_quiet_horizon(&self, cpu: CpuId) -> Ns {
         // A pending clock-update skip takes the tick's time (touch_rq_clock).
         if !self.quiet_ticks
             || self.classes.server.is_some()
@@ -195,7 +248,7 @@ impl Simulator {
             return 0;
         }
         let m = &self.m;
-        let mut until = match m.rqs[cpu].curr {
+        let until = match m.rqs[cpu].curr {
             Some(t) => self
                 .classes
                 .get_ref(self.class_of(t))
@@ -205,16 +258,9 @@ impl Simulator {
         if until == 0 {
             return 0;
         }
-        until = until
-            .min(self.balance_quiet_until(cpu))
-            .min(self.slack_timers.next_soft(cpu));
-        if until == 0 {
-            return 0;
-        }
-        if let Some(stopped) = self.ilb_kick_targets(cpu) {
-            until = until.min(self.stopped_quiet_until(stopped));
-        }
         until
+            .min(self.balance_quiet_until(cpu))
+            .min(self.slack_timers.next_soft(cpu))
     }
 
     /// Until when every class's balancing of `cpu` stays quiet
@@ -233,20 +279,28 @@ impl Simulator {
     /// balancer's targets) stays quiet: the least of every class's
     /// `tick_balance_quiet_until` over them. Every ticking CPU that kicks
     /// the idle balancer kicks it for the same CPUs (its own tick is not
-    /// stopped), so this is computed once per state generation rather than
-    /// once per ticking CPU (64 CPUs: the global-EDF anchor spent a tenth
-    /// of its time here; issue 18).
+    /// stopped), so this is computed once and kept while the targets stay
+    /// the same and none of them is touched ([`Self::quiet_touch`]) rather
+    /// than once per ticking CPU (64 CPUs: the global-EDF anchor spent a
+    /// tenth of its time here; issue 18).
     fn stopped_quiet_until(&mut self, stopped: CpuSet) -> Ns {
-        if let Some((gen, set, until)) = self.ilb_quiet_cache {
-            if gen == self.state_gen && set == stopped {
+        if let Some((set, until)) = self.ilb_quiet_cache {
+            if set == stopped && self.ilb_quiet_valid == stopped {
+                debug_assert_eq!(until, self.stopped_quiet_horizon(stopped));
                 return until;
             }
         }
-        let until = stopped
-            .iter()
-            .fold(Ns::MAX, |u, c| u.min(self.balance_quiet_until(c)));
-        self.ilb_quiet_cache = Some((self.state_gen, stopped, until));
+        let until = self.stopped_quiet_horizon(stopped);
+        self.ilb_quiet_cache = Some((stopped, until));
+        self.ilb_quiet_valid = stopped;
         until
+    }
+
+    /// [`Self::stopped_quiet_until`] computed afresh.
+    fn stopped_quiet_horizon(&self, stopped: CpuSet) -> Ns {
+        stopped
+            .iter()
+            .fold(Ns::MAX, |u, c| u.min(self.balance_quiet_until(c)))
     }
 
     /// Whether the tick of `cpu` now is quiet ([`Self::quiet_until`]):
