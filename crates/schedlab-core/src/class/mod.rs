@@ -265,7 +265,12 @@ pub trait SchedClass {
     /// kernel counterpart: the engine leaves such ticks' work out when
     /// every part of them is quiet ("quiet ticks", engine/nohz.rs), so a
     /// time past a tick that would act changes results. Default: 0 (every
-    /// tick runs).
+    /// tick runs). The engine keeps the answer until it next calls a hook
+    /// of any class for `cpu` or for a task on `cpu` (or changes the CPU's
+    /// run queue, timers or rate), so it may depend only on state that
+    /// such calls change, not on other CPUs' (engine/nohz.rs
+    /// `quiet_touch`; builds with debug assertions check every kept
+    /// answer against a fresh one).
     fn task_tick_quiet_until(&self, _m: &Machine, _cpu: CpuId, _curr: TaskId) -> Ns {
         0
     }
@@ -368,7 +373,8 @@ pub trait SchedClass {
 
     /// Until when [`Self::tick_balance`] on `cpu` does nothing at all (no
     /// balancing due, no state touched) if nothing else happens; as
-    /// [`Self::task_tick_quiet_until`]. Default: 0.
+    /// [`Self::task_tick_quiet_until`], and kept by the engine the same
+    /// way: it may depend only on `cpu`'s own state. Default: 0.
     fn tick_balance_quiet_until(&self, _m: &Machine, _cpu: CpuId) -> Ns {
         0
     }

@@ -128,26 +128,25 @@ pub struct Simulator {
     /// Ticks that would change nothing are counted and skipped (nohz.rs
     /// `quiet_until`); off only to check that shortcut against the full tick.
     quiet_ticks: bool,
-    /// Per CPU, its quiet-tick horizon (nohz.rs `quiet_until`) and the
-    /// `state_gen` it was computed at: quiet ticks change nothing, so the
-    /// horizon holds until the next event that is handled.
-    quiet_cache: Vec<(u64, Ns)>,
     /// Per CPU, the part of its quiet horizon that only its own state
-    /// decides (nohz.rs `local_quiet_horizon`), valid while the CPU is in
-    /// `quiet_valid`: an event that touches no CPU's state but others'
-    /// leaves it standing (`quiet_touch`).
+    /// decides (nohz.rs `local_quiet_horizon`), valid while the CPU's
+    /// `quiet_stale` has no `STALE_OWN`: an event that touches no CPU's
+    /// state but others' leaves it standing (`quiet_touch`).
     quiet_local: Vec<Ns>,
-    /// CPUs whose `quiet_local` holds.
-    quiet_valid: CpuSet,
-    /// (CPUs, horizon) of the idle balancer's part of the quiet horizon
-    /// (nohz.rs `stopped_quiet_until`): the same for every ticking CPU
-    /// that kicks it, so computed once and kept while those CPUs stay in
-    /// `ilb_quiet_valid` (untouched).
-    ilb_quiet_cache: Option<(CpuSet, Ns)>,
-    /// The CPUs of `ilb_quiet_cache` not touched since it was computed.
-    ilb_quiet_valid: CpuSet,
+    /// Per CPU, which of its kept horizons are stale (nohz.rs `STALE_*`
+    /// bits): one byte a CPU, so that a touch, on every switch and
+    /// wakeup, is one store.
+    quiet_stale: Vec<u8>,
+    /// (generation, CPUs, horizon) of the idle balancer's part of the
+    /// quiet horizon (nohz.rs `stopped_quiet_until`): the same for every
+    /// ticking CPU that kicks it at one generation, so computed once.
+    ilb_quiet_cache: (u64, CpuSet, Ns),
+    /// Per CPU, its balancing's quiet horizon (nohz.rs
+    /// `kept_balance_quiet_until`), valid while its `quiet_stale` has no
+    /// `STALE_BALANCE`.
+    balance_kept: Vec<Ns>,
     /// Handled events so far (a quiet tick is not handled): the state's
-    /// generation for `quiet_cache`.
+    /// generation for `ilb_quiet_cache`.
     state_gen: u64,
     /// Ticks counted without running (`quiet_skipped`).
     quiet_skipped: u64,
@@ -321,11 +320,10 @@ impl Simulator {
             tick_parked: false,
             last_ilb: None,
             quiet_ticks: true,
-            quiet_cache: vec![(u64::MAX, 0); cfg.cpus],
             quiet_local: vec![0; cfg.cpus],
-            quiet_valid: CpuSet::empty(),
-            ilb_quiet_cache: None,
-            ilb_quiet_valid: CpuSet::empty(),
+            quiet_stale: vec![nohz::STALE_ALL; cfg.cpus],
+            ilb_quiet_cache: (u64::MAX, CpuSet::empty(), 0),
+            balance_kept: vec![0; cfg.cpus],
             state_gen: 0,
             quiet_skipped: 0,
             tunables,

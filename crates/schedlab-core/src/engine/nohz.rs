@@ -37,6 +37,13 @@ use crate::cpuset::{CpuId, CpuSet};
 use crate::tunable::Tunable;
 use crate::workload::Policy;
 
+/// `Simulator::quiet_stale` bits: the CPU's own quiet horizon is stale.
+pub(crate) const STALE_OWN: u8 = 1;
+/// Its balancing's quiet horizon is stale.
+pub(crate) const STALE_BALANCE: u8 = 2;
+/// Both.
+pub(crate) const STALE_ALL: u8 = STALE_OWN | STALE_BALANCE;
+
 /// The tick's tunables (engine tunables): its mode and its phase.
 pub const NOHZ_TUNABLES: &[Tunable] = &[
     Tunable {
@@ -174,13 +181,7 @@ impl Simulator {
     /// PELT). 0 when the tick must run. Exact by the hooks' contract:
     /// tests/quiet_ticks.rs runs workloads both ways and compares.
     pub(crate) fn quiet_until(&mut self, cpu: CpuId) -> Ns {
-        let (gen, until) = self.quiet_cache[cpu];
-        if gen == self.state_gen {
-            return until;
-        }
-        let until = self.quiet_horizon(cpu);
-        self.quiet_cache[cpu] = (self.state_gen, until);
-        until
+        self.quiet_horizon(cpu)
     }
 
     /// `cpu`'s state may have changed (its run queue, its current task, a
@@ -194,15 +195,13 @@ impl Simulator {
     /// tests) check every horizon kept this way against a fresh one.
     #[inline]
     pub(crate) fn quiet_touch(&mut self, cpu: CpuId) {
-        self.quiet_valid.remove(cpu);
-        self.ilb_quiet_valid.remove(cpu);
+        self.quiet_stale[cpu] = STALE_ALL;
     }
 
     /// Every CPU's state may have changed (a caller between runs, hotplug,
     /// the quiet-tick switch): see [`Self::quiet_touch`].
     pub(crate) fn quiet_touch_all(&mut self) {
-        self.quiet_valid = CpuSet::empty();
-        self.ilb_quiet_valid = CpuSet::empty();
+        self.quiet_stale.fill(STALE_ALL);
     }
 
     /// [`Self::quiet_until`] computed afresh: the CPU's own part (kept
@@ -212,7 +211,23 @@ impl Simulator {
     /// in the same jiffy: a horizon that is short only makes a tick run in
     /// full.
     fn quiet_horizon(&mut self, cpu: CpuId) -> Ns {
-        let until = if self.quiet_valid.contains(cpu) {
+        let until = self.own_quiet_until(cpu);
+        if until == 0 || self.tick_mode == TickMode::Periodic {
+            return until;
+        }
+        let (mut stopped, stopped_until) = self.stopped_quiet_until();
+        stopped.remove(cpu);
+        if stopped.is_empty() || !self.kicks_when_targets(cpu) {
+            return until;
+        }
+        until.min(stopped_until)
+    }
+
+    /// The part of `cpu`'s quiet horizon that its own state decides
+    /// ([`Self::local_quiet_horizon`]), kept until `cpu` is touched.
+    #[inline(always)]
+    fn own_quiet_until(&mut self, cpu: CpuId) -> Ns {
+        if self.quiet_stale[cpu] & STALE_OWN == 0 {
             let kept = self.quiet_local[cpu];
             debug_assert_eq!(
                 kept,
@@ -220,20 +235,18 @@ impl Simulator {
                 "cpu {cpu}: a quiet horizon kept past a change of its state at {}",
                 self.m.now
             );
-            kept
-        } else {
-            let fresh = self.local_quiet_horizon(cpu);
-            self.quiet_local[cpu] = fresh;
-            self.quiet_valid.insert(cpu);
-            fresh
-        };
-        if until == 0 {
-            return 0;
+            return kept;
         }
-        match self.ilb_kick_targets(cpu) {
-            Some(stopped) => until.min(self.stopped_quiet_until(stopped)),
-            None => until,
-        }
+        self.renew_own_quiet_until(cpu)
+    }
+
+    /// [`Self::own_quiet_until`] computed afresh and kept.
+    #[inline]
+    fn renew_own_quiet_until(&mut self, cpu: CpuId) -> Ns {
+        let fresh = self.local_quiet_horizon(cpu);
+        self.quiet_local[cpu] = fresh;
+        self.quiet_stale[cpu] &= !STALE_OWN;
+        fresh
     }
 
     /// The part of `cpu`'s quiet horizon that its own state decides: its
@@ -275,32 +288,60 @@ impl Simulator {
         })
     }
 
-    /// Until when the balancing of every CPU in `stopped` (the idle
-    /// balancer's targets) stays quiet: the least of every class's
-    /// `tick_balance_quiet_until` over them. Every ticking CPU that kicks
-    /// the idle balancer kicks it for the same CPUs (its own tick is not
-    /// stopped), so this is computed once and kept while the targets stay
-    /// the same and none of them is touched ([`Self::quiet_touch`]) rather
-    /// than once per ticking CPU (64 CPUs: the global-EDF anchor spent a
-    /// tenth of its time here; issue 18).
-    fn stopped_quiet_until(&mut self, stopped: CpuSet) -> Ns {
-        if let Some((set, until)) = self.ilb_quiet_cache {
-            if set == stopped && self.ilb_quiet_valid == stopped {
-                debug_assert_eq!(until, self.stopped_quiet_horizon(stopped));
-                return until;
-            }
+    /// The CPUs whose tick is stopped (the idle balancer's targets) and
+    /// until when the balancing of every one of them stays quiet: the
+    /// least of their [`Self::balance_quiet_until`]. Every ticking CPU
+    /// that kicks the idle balancer kicks it for the same CPUs (its own
+    /// tick is not stopped), so this is computed once per state
+    /// generation, from each stopped CPU's balance horizon kept until that
+    /// CPU is touched (64 CPUs: the global-EDF anchor spent a tenth of its
+    /// time here, then a third in the quiet horizons; issue 18).
+    #[inline(always)]
+    fn stopped_quiet_until(&mut self) -> (CpuSet, Ns) {
+        let (gen, stopped, until) = self.ilb_quiet_cache;
+        if gen == self.state_gen {
+            return (stopped, until);
         }
-        let until = self.stopped_quiet_horizon(stopped);
-        self.ilb_quiet_cache = Some((stopped, until));
-        self.ilb_quiet_valid = stopped;
-        until
+        self.renew_stopped_quiet_until()
     }
 
-    /// [`Self::stopped_quiet_until`] computed afresh.
-    fn stopped_quiet_horizon(&self, stopped: CpuSet) -> Ns {
-        stopped
-            .iter()
-            .fold(Ns::MAX, |u, c| u.min(self.balance_quiet_until(c)))
+    /// [`Self::stopped_quiet_until`] computed afresh and kept.
+    #[inline(never)]
+    fn renew_stopped_quiet_until(&mut self) -> (CpuSet, Ns) {
+        let stopped = self.stopped_cpus();
+        let (_, kept_set, kept_until) = self.ilb_quiet_cache;
+        // The same CPUs, none touched since: their horizons, kept, are the
+        // ones the last answer was made of.
+        let untouched = |c: CpuId| self.quiet_stale[c] & STALE_BALANCE == 0;
+        let until = if kept_set == stopped && stopped.iter().all(untouched) {
+            kept_until
+        } else {
+            let mut until = Ns::MAX;
+            for c in stopped.iter() {
+                until = until.min(self.kept_balance_quiet_until(c));
+            }
+            until
+        };
+        self.ilb_quiet_cache = (self.state_gen, stopped, until);
+        (stopped, until)
+    }
+
+    /// [`Self::balance_quiet_until`] of `cpu`, kept until it is touched.
+    fn kept_balance_quiet_until(&mut self, cpu: CpuId) -> Ns {
+        if self.quiet_stale[cpu] & STALE_BALANCE == 0 {
+            let kept = self.balance_kept[cpu];
+            debug_assert_eq!(
+                kept,
+                self.balance_quiet_until(cpu),
+                "cpu {cpu}: a balance horizon kept past a change of its state at {}",
+                self.m.now
+            );
+            return kept;
+        }
+        let fresh = self.balance_quiet_until(cpu);
+        self.balance_kept[cpu] = fresh;
+        self.quiet_stale[cpu] &= !STALE_BALANCE;
+        fresh
     }
 
     /// Whether the tick of `cpu` now is quiet ([`Self::quiet_until`]):
@@ -320,37 +361,113 @@ impl Simulator {
     /// across them, so the ticking CPUs and each one's answer stay the
     /// same.
     pub(crate) fn quiet_jiffies(&mut self, at: Ns, limit: Ns) -> Option<(u64, u64)> {
-        // The CPUs first: a fair task's tick (never quiet) ends it at once.
         let tick = self.m.tick_ns().max(1);
         let second = at.saturating_add(tick);
-        let (mut end, mut ticking) = (Ns::MAX, 0u64);
-        for c in 0..self.m.nr_cpus() {
-            if self.cpu_ticks(c) {
-                if self.tick_mode == TickMode::NohzIdle && self.m.is_idle(c) {
-                    return None; // a retained idle tick: the ticking set changes after it
-                }
-                ticking += 1;
-                end = end.min(self.quiet_until(c));
-                if end <= second {
-                    return None; // not even two jiffies: the per-tick path
-                }
-            }
-        }
-        if ticking == 0 {
-            return None; // the per-tick path parks the tick (`advance_tick`)
-        }
-        end = end.min(limit.saturating_add(1));
+        // The next event first: with events every jiffy or so (64 CPUs of
+        // DEADLINE jobs) it ends most tries before any CPU is asked.
+        let mut bound = limit.saturating_add(1);
         if let Some((t, _)) = self.seg_ends.earliest() {
-            end = end.min(t);
+            bound = bound.min(t);
         }
         if let Some(t) = self.events.peek_time() {
-            end = end.min(t);
+            bound = bound.min(t);
         }
+        if bound <= second {
+            return None;
+        }
+        let Some(ticking) = self.ticking_cpus() else {
+            return None; // a retained idle tick: the ticking set changes after it
+        };
+        // The least of the ticking CPUs' horizons (`quiet_until`), read
+        // from their kept own parts: the idle balancer's part is the same
+        // for every CPU that kicks it (its targets are the stopped CPUs,
+        // none of them ticking), so it joins once if any of them kicks.
+        // A fair task's tick (never quiet) ends it at once.
+        let (mut end, mut kicks) = (Ns::MAX, false);
+        for c in ticking.iter() {
+            end = end.min(self.own_quiet_until(c));
+            if end <= second {
+                return None; // not even two jiffies: the per-tick path
+            }
+            kicks = kicks || self.kicks_when_targets(c);
+        }
+        let nr_ticking = ticking.count() as u64;
+        if nr_ticking == 0 {
+            return None; // the per-tick path parks the tick (`advance_tick`)
+        }
+        if kicks && self.tick_mode != TickMode::Periodic {
+            let (stopped, stopped_until) = self.stopped_quiet_until();
+            if !stopped.is_empty() {
+                end = end.min(stopped_until);
+            }
+        }
+        debug_assert_eq!(
+            end.max(second),
+            ticking
+                .iter()
+                .map(|c| self.quiet_until(c))
+                .min()
+                .unwrap_or(Ns::MAX)
+                .max(second),
+            "quiet jiffies at {at}: the ticking CPUs' least horizon"
+        );
+        end = end.min(bound);
         if end <= second {
             return None;
         }
         let jiffies = (end - at).div_ceil(tick);
-        Some((jiffies, jiffies * ticking))
+        Some((jiffies, jiffies * nr_ticking))
+    }
+
+    /// The CPUs whose tick runs now ([`Self::cpu_ticks`]), or None when
+    /// one of them is an idle CPU's retained tick (NO_HZ_IDLE).
+    fn ticking_cpus(&self) -> Option<CpuSet> {
+        let online = self.m.online;
+        match self.tick_mode {
+            TickMode::Periodic => Some(online),
+            TickMode::NohzIdle => {
+                let idle = online.and(self.m.idle_cpus());
+                if idle.intersects(&self.idle_tick_due) {
+                    return None;
+                }
+                Some(online.and_not(&idle))
+            }
+            TickMode::NohzFull => {
+                let mut s = CpuSet::empty();
+                for c in (0..self.m.nr_cpus()).filter(|c| self.cpu_ticks(*c)) {
+                    s.insert(c);
+                }
+                Some(s)
+            }
+        }
+    }
+
+    /// The online CPUs whose tick is stopped: the idle balancer's targets
+    /// ([`Self::ilb_kick_targets`] for a CPU outside them).
+    #[inline]
+    fn stopped_cpus(&self) -> CpuSet {
+        if self.tick_mode == TickMode::NohzIdle {
+            self.m
+                .online
+                .and(self.m.idle_cpus())
+                .and_not(&self.idle_tick_due)
+        } else {
+            let mut s = CpuSet::empty();
+            for c in (0..self.m.nr_cpus()).filter(|c| self.m.online.contains(*c)) {
+                if !self.cpu_ticks(c) {
+                    s.insert(c);
+                }
+            }
+            s
+        }
+    }
+
+    /// Whether the tick of `cpu` kicks the idle balancer when there are
+    /// stopped CPUs: it has two tasks or its LLC two busy CPUs.
+    #[inline]
+    fn kicks_when_targets(&self, cpu: CpuId) -> bool {
+        self.m.rqs[cpu].nr_running >= 2
+            || self.m.topo.llc(cpu).and_not(self.m.idle_cpus()).has_two()
     }
 
     /// Count `ticks` quiet ticks over `jiffies` whole jiffies from `at`
@@ -389,28 +506,9 @@ impl Simulator {
         // The other online CPUs whose tick is stopped, as a mask (this
         // runs at every tick of every CPU: no allocation; under NO_HZ_IDLE
         // the idle CPUs, from the machine's idle mask).
-        let mut stopped = if self.tick_mode == TickMode::NohzIdle {
-            self.m
-                .online
-                .and(self.m.idle_cpus())
-                .and_not(&self.idle_tick_due)
-        } else {
-            let mut s = CpuSet::empty();
-            for c in (0..self.m.nr_cpus()).filter(|c| self.m.online.contains(*c)) {
-                if !self.cpu_ticks(c) {
-                    s.insert(c);
-                }
-            }
-            s
-        };
+        let mut stopped = self.stopped_cpus();
         stopped.remove(cpu);
-        if stopped.is_empty() {
-            return None;
-        }
-        // Kicks when this CPU has two tasks or its LLC two busy CPUs.
-        if self.m.rqs[cpu].nr_running < 2
-            && !self.m.topo.llc(cpu).and_not(self.m.idle_cpus()).has_two()
-        {
+        if stopped.is_empty() || !self.kicks_when_targets(cpu) {
             return None;
         }
         Some(stopped)
