@@ -99,6 +99,26 @@ impl CpuSet {
         self.iter().next()
     }
 
+    /// Lowest CPU in the set at or above `start` (`cpumask_next`: the
+    /// words below `start`'s are skipped, not scanned bit by bit).
+    pub fn first_from(&self, start: CpuId) -> Option<CpuId> {
+        let mut word = start / 64;
+        if word >= self.bits.len() {
+            return None;
+        }
+        let mut w = self.bits[word] & (u64::MAX << (start % 64));
+        loop {
+            if w != 0 {
+                return Some(word * 64 + w.trailing_zeros() as usize);
+            }
+            word += 1;
+            if word == self.bits.len() {
+                return None;
+            }
+            w = self.bits[word];
+        }
+    }
+
     /// CPUs in increasing order.
     pub fn iter(&self) -> impl Iterator<Item = CpuId> + '_ {
         self.into_iter_owned()
@@ -163,6 +183,19 @@ impl Serialize for CpuSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn first_from_finds_the_lowest_cpu_at_or_above_start() {
+        let mut s = CpuSet::empty();
+        for c in [3, 63, 64, 200] {
+            s.insert(c);
+        }
+        let want = |start: usize| s.iter().find(|c| *c >= start);
+        for start in 0..MAX_CPUS + 2 {
+            assert_eq!(s.first_from(start), want(start), "start {start}");
+        }
+        assert_eq!(CpuSet::empty().first_from(0), None);
+    }
 
     /// `iter_wrap` visits the CPUs after `start`, then those up to it.
     #[test]

@@ -235,8 +235,10 @@ impl SpreadDraws {
         }
     }
 
-    /// The next 64 random bits of `who`'s stream.
-    fn next(&mut self, who: Drawer) -> u64 {
+    /// Take the next draw of `who`'s stream: its (key, position), whose
+    /// bits [`Self::bits`] gives. Taking is what moves the stream; the
+    /// bits of a draw left unused need not be computed.
+    fn take(&mut self, who: Drawer) -> (u64, u64) {
         let (counts, index, key) = match who {
             Drawer::Task(t) => (&mut self.tasks, t, t as u64),
             Drawer::Cpu(c) => (&mut self.cpus, c, (1 << 48) | c as u64),
@@ -246,6 +248,11 @@ impl SpreadDraws {
         }
         let n = counts[index];
         counts[index] += 1;
+        (key, n)
+    }
+
+    /// The 64 random bits of draw `n` of the stream `key`.
+    fn bits(&self, (key, n): (u64, u64)) -> u64 {
         crate::rng::keyed(self.seed, key, n)
     }
 }
@@ -316,6 +323,16 @@ impl Simulator {
     /// before the timer ran.
     pub(crate) fn delay_timer_rescheds(&mut self, class: usize, from: CpuId, before: &[bool]) {
         for (cpu, had_resched) in before.iter().enumerate() {
+            if *had_resched || !self.m.rqs[cpu].need_resched {
+                // Not newly asked: only the CPU's stream moves, as in
+                // `delay_resched` (issue 18: with 64 CPUs, building every
+                // CPU's wake target after every DEADLINE replenishment
+                // was 5 % of the run).
+                if self.costs.spread.is_some() {
+                    self.spread_draws.take(Drawer::Cpu(cpu));
+                }
+                continue;
+            }
             let w = WakeTarget {
                 had_resched: *had_resched,
                 ..self.wake_target(cpu, from)
@@ -329,7 +346,11 @@ impl Simulator {
         // task's n-th wakeup has the same draw whatever became of its
         // earlier ones (a wakeup that found a resched pending, under one
         // scheduler and not another, shifts nothing).
-        let draw = (self.costs.spread.as_ref()).map(|s| (s, self.spread_draws.next(who)));
+        let draw = self
+            .costs
+            .spread
+            .is_some()
+            .then(|| self.spread_draws.take(who));
         let rq = &self.m.rqs[w.cpu];
         if w.had_resched || !rq.need_resched {
             return;
@@ -343,8 +364,8 @@ impl Simulator {
         if remote {
             delay += c.ipi;
         }
-        if let Some((spread, bits)) = draw {
-            delay = spread.scale(delay, bits);
+        if let (Some(spread), Some(d)) = (c.spread.as_ref(), draw) {
+            delay = spread.scale(delay, self.spread_draws.bits(d));
         }
         let mut at = self.m.now + delay;
         let lazy_class = self.classes.get_ref(class).lazy_resched();
