@@ -186,8 +186,7 @@ impl Fair {
         }
         let mut sum_util = 0;
         for c in env.cpus.iter() {
-            self.cpu_load(m, c);
-            sum_util += self.cpu_util(m, c);
+            sum_util += self.refresh_cpu_signals(m, c);
         }
         if env.idle != IdleType::NewlyIdle {
             let dom = self.lb.doms[env.dst][env.level].clone();

@@ -57,6 +57,27 @@ impl Fair {
         self.util[cpu].avg().min(1024)
     }
 
+    /// Bring `cpu`'s load and utilisation up to now, as `cpu_load` and
+    /// `cpu_util` do, and return the utilisation; a signal that is zero
+    /// with zero input is left where it is. Exact: zero decays to zero
+    /// and nothing is added, so such an update only moves the signal's
+    /// position in its 1024 µs period, and the next update (every reader
+    /// of these two signals updates first: `rq_pelt`, `cpu_util`) moves it
+    /// the same way over the longer interval. Why: the balancer of a
+    /// machine without fair tasks brought every CPU's zero signals up to
+    /// now at each pass (issue 18: 64 CPUs of DEADLINE tasks).
+    pub fn refresh_cpu_signals(&mut self, m: &Machine, cpu: CpuId) -> u64 {
+        let rq = self.tg[0].rq[cpu];
+        if self.cfs[rq].load != 0 || self.cfs[rq].pelt.sum() != 0 {
+            self.rq_pelt(m, rq);
+        }
+        if self.util_busy[cpu] || self.util[cpu].sum() != 0 {
+            self.cpu_util(m, cpu)
+        } else {
+            0
+        }
+    }
+
     /// `cpu_runnable`: the root queue's PELT runnable average (1024 per
     /// runnable fair task, `cfs_rq->avg.runnable_avg`); may exceed 1024.
     pub fn cpu_runnable(&mut self, m: &Machine, cpu: CpuId) -> u64 {
