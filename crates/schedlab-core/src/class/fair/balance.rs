@@ -131,7 +131,8 @@ impl Fair {
     /// LLC domain, x = sum_util / llc_weight, nr_idle_scan =
     /// (1024 − min(x²·pct²/(10000·1024), 1024))·llc_weight/1024, stored
     /// once for the LLC (`sd_llc_shared`).
-    fn update_idle_cpu_scan(&mut self, m: &Machine, dst: CpuId, dom: &Domain, sum_util: u64) {
+    fn update_idle_cpu_scan(&mut self, m: &Machine, dst: CpuId, level: usize, sum_util: u64) {
+        let dom = &self.lb.doms[dst][level];
         let llc_weight = m.topo.llc(dst).and(&m.online).count() as u64;
         if llc_weight == 0 || dom.span.count() as u64 != llc_weight {
             return;
@@ -189,8 +190,7 @@ impl Fair {
             sum_util += self.refresh_cpu_signals(m, c);
         }
         if env.idle != IdleType::NewlyIdle {
-            let dom = self.lb.doms[env.dst][env.level].clone();
-            self.update_idle_cpu_scan(m, env.dst, &dom, sum_util);
+            self.update_idle_cpu_scan(m, env.dst, env.level, sum_util);
         }
         true
     }
@@ -206,7 +206,7 @@ impl Fair {
         }
         if env.idle != IdleType::NewlyIdle {
             let sum_util = stats.iter().map(|g| g.util).sum();
-            self.update_idle_cpu_scan(m, env.dst, &dom, sum_util);
+            self.update_idle_cpu_scan(m, env.dst, env.level, sum_util);
         }
         let found = Self::busiest_and_imbalance(env, &dom, &stats);
         self.lb.group_stats = stats;
