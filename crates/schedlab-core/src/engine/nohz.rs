@@ -181,8 +181,23 @@ impl Simulator {
     /// fair task's tick is never quiet (its slice, its preemption check and
     /// PELT). 0 when the tick must run. Exact by the hooks' contract:
     /// tests/quiet_ticks.rs runs workloads both ways and compares.
+    ///
+    /// Made of the CPU's own part (kept until the CPU is touched) and the
+    /// idle balancer's, which depends on every CPU's idle state. The idle
+    /// balancer's targets count whenever this CPU's tick would kick it,
+    /// whether or not another CPU kicked it in the same jiffy: a horizon
+    /// that is short only makes a tick run in full.
     pub(crate) fn quiet_until(&mut self, cpu: CpuId) -> Ns {
-        self.quiet_horizon(cpu)
+        let until = self.own_quiet_until(cpu);
+        if until == 0 || self.tick_mode == TickMode::Periodic {
+            return until;
+        }
+        let (mut stopped, stopped_until) = self.stopped_quiet_until();
+        stopped.remove(cpu);
+        if stopped.is_empty() || !self.kicks_when_targets(cpu) {
+            return until;
+        }
+        until.min(stopped_until)
     }
 
     /// `cpu`'s state may have changed (its run queue, its current task, a
@@ -203,25 +218,6 @@ impl Simulator {
     /// the quiet-tick switch): see [`Self::quiet_touch`].
     pub(crate) fn quiet_touch_all(&mut self) {
         self.quiet_stale.fill(STALE_ALL);
-    }
-
-    /// [`Self::quiet_until`] computed afresh: the CPU's own part (kept
-    /// until the CPU is touched) and the idle balancer's, which depends on
-    /// every CPU's idle state. The idle balancer's targets count whenever
-    /// this CPU's tick would kick it, whether or not another CPU kicked it
-    /// in the same jiffy: a horizon that is short only makes a tick run in
-    /// full.
-    fn quiet_horizon(&mut self, cpu: CpuId) -> Ns {
-        let until = self.own_quiet_until(cpu);
-        if until == 0 || self.tick_mode == TickMode::Periodic {
-            return until;
-        }
-        let (mut stopped, stopped_until) = self.stopped_quiet_until();
-        stopped.remove(cpu);
-        if stopped.is_empty() || !self.kicks_when_targets(cpu) {
-            return until;
-        }
-        until.min(stopped_until)
     }
 
     /// The part of `cpu`'s quiet horizon that its own state decides
