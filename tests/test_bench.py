@@ -28,3 +28,20 @@ def test_schbench_like_workers_wake_and_run_briefly():
 def test_sleepers_mix_is_half_hogs():
     wl = benchsuite.sleepers_mix(10, 1)
     assert sum("sleep" in t for t in wl["tasks"].values()) == 5
+
+
+def test_stale_bytecode_is_found_and_recompiled(tmp_path):
+    # The whole-process line compiles stale modules first: a module edited after its bytecode was
+    # written is stale until compiled again, and compiling makes it fresh.
+    import os
+    import py_compile
+
+    mod = tmp_path / "m.py"
+    mod.write_text("x = 1\n")
+    py_compile.compile(str(mod), doraise=True)
+    assert benchsuite.stale_bytecode(tmp_path) == []
+    mod.write_text("x = 22\n")
+    os.utime(mod, (1_700_000_000, 1_700_000_000))
+    assert benchsuite.stale_bytecode(tmp_path) == [mod]
+    py_compile.compile(str(mod), doraise=True)
+    assert benchsuite.stale_bytecode(tmp_path) == []
