@@ -45,3 +45,25 @@ def test_stale_bytecode_is_found_and_recompiled(tmp_path):
     assert benchsuite.stale_bytecode(tmp_path) == [mod]
     py_compile.compile(str(mod), doraise=True)
     assert benchsuite.stale_bytecode(tmp_path) == []
+
+
+def test_instruction_count_is_read_from_valgrinds_summary():
+    from schedlab import benchinstr
+
+    err = "==1== Command: run w.json eevdf 4\n==1==\n==1== I   refs:      63,571,437\n"
+    assert benchinstr.instructions_of(err) == 63_571_437
+    try:
+        benchinstr.instructions_of("==1== error: no such file\n")
+    except benchinstr.BenchError as e:
+        assert "no instruction count" in str(e)
+    else:
+        raise AssertionError("a summary without a count must be an error")
+
+
+def test_base_without_instructions_is_a_usage_error():
+    import subprocess
+    import sys
+
+    p = subprocess.run([sys.executable, "-m", "schedlab.bench", "--base", "HEAD"],
+                       capture_output=True, text=True, check=False)
+    assert p.returncode == 2 and "--base goes with --instructions" in p.stderr

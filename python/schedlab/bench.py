@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 
 from .api import schedulers, simulate
@@ -46,7 +47,24 @@ def main() -> None:
                         "(default: .venv-simso, made by scripts/simso_venv.sh)")
     p.add_argument("--big-seconds", type=float, default=10.0,
                    help="with --suite: simulated seconds of the 256-CPU run (the goal is for 600)")
+    p.add_argument("--instructions", action="store_true",
+                   help="count instructions per event with valgrind on the suite's workloads, the figure "
+                        "that repeats from hour to hour (schedlab/benchinstr.py)")
+    p.add_argument("--base", metavar="REV",
+                   help="with --instructions: also count a git revision's build, in the same run, and "
+                        "compare (ratio, identical output)")
     a = p.parse_args()
+    if a.base and not a.instructions:
+        p.error("--base goes with --instructions")
+    if a.instructions:
+        from . import benchinstr
+
+        try:
+            benchinstr.main(a.base)
+        except benchinstr.BenchError as e:
+            print(f"schedlab.bench: error: {e}", file=sys.stderr)
+            sys.exit(2)
+        return
     if a.suite:
         from . import benchsuite
 

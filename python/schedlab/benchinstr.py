@@ -1,0 +1,156 @@
+"""``python -m schedlab.bench --instructions [--base REV]``: instructions per event, the figure
+that repeats.
+
+Why: on a shared machine the suite's times move by 2x from one hour to the next for the same build
+(README, issue 18: the hog line 1.85 against 3.46 M events/s for code 1 % apart in work), so a
+speed step of a few percent cannot be seen in them. The number of instructions a run executes does
+not depend on the hour: valgrind counts them (cachegrind without its cache simulation) for the
+core's example binary (``crates/schedlab-core/examples/run.rs``: the simulation with no Python
+around it), on the suite's workloads. Counts are those of this machine's build (compiler, target);
+compare lines of one invocation, not figures from different machines.
+
+``--base REV`` builds that revision's example binary too (a git worktree under
+``target/bench-base/``, kept for the next call) and runs the same workloads on it in the same
+invocation: each line prints the ratio and whether the two runs' metrics are byte-identical, which
+is what a speed step that must change no output has to show.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+from .benchsuite import ROOT, gedf_tasks, gedf_wide, hogs, schbench_like
+
+# (name, workload, scheduler, CPUs, engine settings as the example binary takes them).
+EDF = {"SCHEDLAB_HZ": "1000", "SCHEDLAB_ZERO_COSTS": "1"}  # as the suite's anchor lines
+WORKLOADS = [
+    ("global EDF 4 CPUs/16 tasks/60 s (anchor)", lambda: gedf_tasks(60), "eevdf", 4, EDF),
+    ("global EDF 64 CPUs/500 tasks/5 s", lambda: gedf_wide(500, 5), "eevdf", 64, EDF),
+    ("hogs 1,000 tasks/8 CPUs/10 s", lambda: hogs(1000, 10), "eevdf", 8, {}),
+    ("schbench-like 4x16/8 CPUs/1 s", lambda: schbench_like(4, 16, 1), "eevdf", 8, {}),
+]
+# Flat cost: instructions per event of 10 s more (11 s minus 1 s, so that set-up does not count).
+FLAT = [(n, lambda n=n, s=s: hogs(n, s), s) for n in (100, 10_000) for s in (1, 11)]
+
+REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
+
+
+class BenchError(Exception):
+    """A tool or a build the count needs is missing or failed (one line, exit 2)."""
+
+
+def instructions_of(valgrind_stderr: str) -> int:
+    """The instruction count from valgrind's summary ("I   refs:      63,571,437")."""
+    m = REFS.search(valgrind_stderr)
+    if not m:
+        raise BenchError("valgrind printed no instruction count: " + valgrind_stderr.strip()[-300:])
+    return int(m.group(1).replace(",", ""))
+
+
+def build(src: Path, target: Path, label: str) -> Path:
+    """Build the example binary of the checkout at ``src`` into ``target``; its path."""
+    print(f"building the example binary of {label} (cargo, release profile)...", file=sys.stderr)
+    env = dict(os.environ, CARGO_TARGET_DIR=str(target))
+    p = subprocess.run(["cargo", "build", "--release", "--quiet", "--example", "run",
+                        "--manifest-path", str(src / "Cargo.toml")],
+                       env=env, capture_output=True, text=True, check=False)
+    if p.returncode != 0:
+        raise BenchError(f"cargo build of {label} failed: {p.stderr.strip()[-600:]}")
+    return target / "release" / "examples" / "run"
+
+
+def base_checkout(rev: str) -> Tuple[Path, str]:
+    """A worktree of ``rev`` under target/bench-base/ (made once, moved to ``rev`` after)."""
+    p = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"],
+                       capture_output=True, text=True, check=False)
+    if p.returncode != 0:
+        raise BenchError(f"--base {rev}: not a commit of this repository")
+    commit = p.stdout.strip()
+    tree = ROOT / "target" / "bench-base" / "src"
+    if (tree / ".git").exists():
+        cmd = ["git", "-C", str(tree), "checkout", "--quiet", "--detach", commit]
+    else:
+        tree.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "prune"], check=False)
+        cmd = ["git", "-C", str(ROOT), "worktree", "add", "--quiet", "--detach", str(tree), commit]
+    p = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if p.returncode != 0:
+        raise BenchError(f"git worktree for {rev}: {p.stderr.strip()[-300:]}")
+    return tree, commit[:10]
+
+
+def count(binary: Path, wl_path: str, sched: str, cpus: int, env: Dict[str, str]) -> Tuple[int, int, str]:
+    """(instructions, events, digest of the metrics) of one run of ``binary`` under valgrind."""
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "cg.out")
+        cmd = ["valgrind", "--tool=cachegrind", "--cache-sim=no", f"--cachegrind-out-file={out}",
+               str(binary), wl_path, sched, str(cpus)]
+        p = subprocess.run(cmd, capture_output=True, text=True, check=False,
+                           env={**os.environ, **env})
+    if p.returncode != 0:
+        raise BenchError(f"{binary} {wl_path}: exit {p.returncode}: {p.stderr.strip()[-400:]}")
+    metrics = json.loads(p.stdout)
+    events = int(metrics["events"]) + int(metrics["context_switches"])
+    return instructions_of(p.stderr), events, hashlib.sha256(p.stdout.encode()).hexdigest()
+
+
+def _row(name: str, new: Tuple[int, int, str], base: Optional[Tuple[int, int, str]]) -> None:
+    ins, ev, digest = new
+    text = f"{name:44} {ev:>10,} {ins / 1e6:>10.2f} M {ins / max(1, ev):>9.1f}"
+    if base is not None:
+        same = "same" if base[2] == digest else "DIFFERENT"
+        text += f" {base[0] / 1e6:>10.2f} M {ins / base[0]:>7.4f}  {same}"
+    print(text, flush=True)
+
+
+def main(base_rev: Optional[str]) -> None:
+    if shutil.which("valgrind") is None:
+        raise BenchError("valgrind not found on PATH: --instructions counts with valgrind's "
+                         "cachegrind (e.g. apt install valgrind)")
+    if shutil.which("cargo") is None:
+        raise BenchError("cargo not found on PATH: --instructions builds the core's example binary")
+    binary = build(ROOT, ROOT / "target", "the working tree")
+    base_bin, label = None, ""
+    if base_rev:
+        tree, label = base_checkout(base_rev)
+        base_bin = build(tree, ROOT / "target" / "bench-base" / "target", f"{base_rev} ({label})")
+    head = f"{'workload (eevdf)':44} {'events':>10} {'instructions':>12} {'per event':>9}"
+    if base_bin:
+        head += f" {'base ' + label:>12} {'ratio':>7}  output"
+    print("instructions counted by valgrind (cachegrind, no cache simulation), example binary")
+    print(head)
+    with tempfile.TemporaryDirectory() as d:
+        def run(tag: str, wl: dict, sched: str, cpus: int, env: Dict[str, str]):
+            path = os.path.join(d, f"{tag}.json")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(wl, f)
+            new = count(binary, path, sched, cpus, env)
+            old = count(base_bin, path, sched, cpus, env) if base_bin else None
+            return new, old
+
+        for i, (name, make, sched, cpus, env) in enumerate(WORKLOADS):
+            _row(name, *run(f"w{i}", make(), sched, cpus, env))
+        flat: Dict[Tuple[int, int], tuple] = {}
+        for n, make, s in FLAT:
+            flat[(n, s)] = run(f"flat{n}_{s}", make(), "eevdf", 8, {})
+        marginal: List[Tuple[float, Optional[float]]] = []
+        for n in (100, 10_000):
+            (n1, b1), (n11, b11) = flat[(n, 1)], flat[(n, 11)]
+            diff = (n11[0] - n1[0], n11[1] - n1[1], n11[2] + n1[2])
+            bdiff = (b11[0] - b1[0], b11[1] - b1[1], b11[2] + b1[2]) if b1 else None
+            _row(f"hogs {n:,}/8 CPUs: 10 s marginal", diff, bdiff)
+            marginal.append((diff[0] / max(1, diff[1]), bdiff[0] / max(1, bdiff[1]) if bdiff else None))
+    ratio = marginal[1][0] / marginal[0][0]
+    text = f"{'  flat cost: 10,000 vs 100 hogs per event':44} {ratio:>34.2f}x"
+    if marginal[1][1] is not None:
+        text += f" (base {marginal[1][1] / marginal[0][1]:.2f}x)"
+    print(text + "   goal <= 1.5x (issue 18, in time)")
