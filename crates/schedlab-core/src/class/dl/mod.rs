@@ -99,6 +99,14 @@ pub struct Dl {
     /// Per CPU: (key, sequence, task) of queued, unthrottled tasks (EDF:
     /// the key is the deadline).
     tree: Vec<BTreeSet<(Ns, u64, TaskId)>>,
+    /// Per CPU: the first entry of `tree` (None: empty), kept beside it.
+    /// Why: push and pull read every CPU's earliest key (`find_later_rq`'s
+    /// levels, `pull_dl_task`'s scan: the kernel keeps the `cpudl` heap and
+    /// the overload mask for the same reads), and a B-tree's first entry
+    /// is a walk down its left edge (64 CPUs: a tenth of a global-EDF run).
+    leftmost: Vec<Option<(Ns, u64, TaskId)>>,
+    /// Every CPU's level for a push (`push_dl_tasks`), kept to be reused.
+    levels_buf: Vec<Option<Ns>>,
     /// Per CPU: the DL task running there.
     curr: Vec<Option<TaskId>>,
     exec_start: Vec<Ns>,
@@ -124,6 +132,8 @@ impl Dl {
             forced: vec![None; n],
             ent: vec![],
             tree: vec![BTreeSet::new(); n],
+            leftmost: vec![None; n],
+            levels_buf: Vec::with_capacity(n),
             curr: vec![None; n],
             exec_start: vec![0; n],
             seq: 0,
@@ -187,6 +197,7 @@ impl Dl {
         self.tree[cpu].remove(&(key, old, t));
         self.ent[t].key = (key, m.now);
         self.tree[cpu].insert((key, m.now, t));
+        self.leftmost[cpu] = self.tree[cpu].first().copied();
     }
 
     fn insert(&mut self, cpu: CpuId, t: TaskId) {
@@ -197,7 +208,11 @@ impl Dl {
         let key = (self.key_of(t), self.tie_of(t));
         self.ent[t].key = key;
         self.ent[t].in_tree = true;
-        self.tree[cpu].insert((key.0, key.1, t));
+        let entry = (key.0, key.1, t);
+        self.tree[cpu].insert(entry);
+        if self.leftmost[cpu].is_none_or(|l| entry < l) {
+            self.leftmost[cpu] = Some(entry);
+        }
         self.total += 1;
     }
 
@@ -206,15 +221,23 @@ impl Dl {
             return;
         }
         let key = self.ent[t].key;
-        self.tree[cpu].remove(&(key.0, key.1, t));
+        let entry = (key.0, key.1, t);
+        self.tree[cpu].remove(&entry);
+        if self.leftmost[cpu] == Some(entry) {
+            self.leftmost[cpu] = self.tree[cpu].first().copied();
+        }
         self.ent[t].in_tree = false;
         self.total -= 1;
     }
 
     /// Smallest key (EDF: earliest deadline) queued on `cpu`, running task
     /// included, if any.
+    #[inline]
     fn earliest(&self, cpu: CpuId) -> Option<Ns> {
-        let task = self.tree[cpu].first().map(|k| k.0);
+        let task = self.leftmost[cpu].map(|k| k.0);
+        if self.server.is_none() {
+            return task;
+        }
         match (task, self.server_key(cpu)) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -468,7 +491,7 @@ impl SchedClass for Dl {
         // pick_task_dl: the leftmost entity; ties go to the task [choice].
         let first_task = match self.forced[cpu] {
             Some(f) if self.ent[f].in_tree => Some(self.ent[f].key.0),
-            _ => self.tree[cpu].first().map(|k| k.0),
+            _ => self.leftmost[cpu].map(|k| k.0),
         };
         first_task.is_none_or(|k| key < k)
     }
@@ -627,6 +650,13 @@ impl SchedClass for Dl {
     fn check_invariants(&self, m: &Machine) -> Result<(), String> {
         let mut n = 0;
         for (cpu, tree) in self.tree.iter().enumerate() {
+            if self.leftmost[cpu] != tree.first().copied() {
+                return Err(format!(
+                    "dl cpu {cpu}: kept leftmost {:?}, tree's first {:?}",
+                    self.leftmost[cpu],
+                    tree.first()
+                ));
+            }
             for &(d, _, t) in tree {
                 n += 1;
                 let e = &self.ent[t];

@@ -39,11 +39,6 @@ impl Dl {
         })
     }
 
-    /// Smallest key per CPU (None: no DL work), the `cpudl` heap.
-    fn levels(&self) -> Vec<Option<Ns>> {
-        (0..self.tree.len()).map(|c| self.earliest(c)).collect()
-    }
-
     /// `find_later_rq`: a CPU without DL work (prefer `prefer`, then
     /// `waker`, then one spread by `any_and_distribute` from the executing
     /// CPU: the waker's, else `prefer`, where a push runs), else the one
@@ -94,8 +89,7 @@ impl Dl {
         // changes the tree), and every CPU's level only once one of them
         // has to go elsewhere: the usual push moves one task or none.
         let mut levels: Option<Vec<Option<Ns>>> = None;
-        for k in self.tree[cpu].iter().filter(|k| !running(k.2)) {
-            let (d, t) = (k.0, k.2);
+        for &(d, _, t) in self.tree[cpu].iter().filter(|k| !running(k.2)) {
             if here.is_none_or(|h| d < h) {
                 // It runs here (first) or preempts what runs here.
                 here = Some(d);
@@ -103,15 +97,27 @@ impl Dl {
                 continue;
             }
             let aff = m.tasks[t].affinity;
-            let levels = levels.get_or_insert_with(|| self.levels());
+            if levels.is_none() {
+                // Every CPU's smallest key (None: no DL work), the `cpudl`
+                // heap, in the kept buffer (taken out of `self` while the
+                // tree is borrowed, given back below).
+                let mut v = std::mem::take(&mut self.levels_buf);
+                v.clear();
+                v.extend((0..self.tree.len()).map(|c| self.earliest(c)));
+                levels = Some(v);
+            }
+            let Some(levels) = levels.as_mut() else { break };
             levels[cpu] = here;
             match Self::find_later_rq(m, |c| levels[c], aff, d, cpu, None) {
                 Some(dst) if dst != cpu => {
                     m.request_migration(t, dst, MigrationKind::Push);
                     levels[dst] = Some(d);
                 }
-                _ => return,
+                _ => break,
             }
+        }
+        if let Some(v) = levels {
+            self.levels_buf = v;
         }
     }
 
@@ -128,8 +134,7 @@ impl Dl {
             // tree's first entry: where that cannot beat `dmin` and the
             // best so far, the source is passed without walking its tree
             // (the same choice; 64 CPUs: most of the pull's time).
-            let tree = &self.tree[src];
-            let Some(&(first, _, head)) = tree.first() else {
+            let Some((first, _, head)) = self.leftmost[src] else {
                 continue;
             };
             if first >= dmin || best.is_some_and(|(bd, _)| first >= bd) {
@@ -137,7 +142,7 @@ impl Dl {
             }
             // One queued DL task that is running there: nothing to pull
             // (`dl_nr_running <= 1`).
-            if tree.len() == 1 && self.runs_on(m, src, head) {
+            if self.tree[src].len() == 1 && self.runs_on(m, src, head) {
                 continue;
             }
             let Some(t) = self.pushable(m, src, Some(cpu)) else {
