@@ -116,6 +116,9 @@ impl Fair {
         self.cpu_util(m, cpu);
         self.cpu_runnable(m, cpu);
         let s = self.signals[t];
+        if sign > 0 {
+            self.maybe_signals.insert(cpu);
+        }
         let u = &mut self.util[cpu];
         u.add_sum(sign * i128::from(s.util.avg()) * i128::from(u.divider()));
         let r = &mut self.runnable[cpu];

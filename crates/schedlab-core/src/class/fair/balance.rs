@@ -181,12 +181,21 @@ impl Fair {
     /// the fair class at every busy interval and at every newly-idle pick
     /// (issue 18: most of the global-EDF anchor's time).
     fn nothing_to_pull(&mut self, m: &Machine, env: &Env, local: CpuSet) -> bool {
+        // Only CPUs whose signals may be non-zero can hold a fair task or
+        // change under a refresh (`maybe_signals`); the others are checked
+        // in builds with debug assertions.
+        let cands = env.cpus.and(&self.maybe_signals);
+        debug_assert!(env
+            .cpus
+            .and_not(&cands)
+            .iter()
+            .all(|c| { self.signals_zero(c) && self.root_rq(c).h_nr_running == 0 }));
         let pullable = |c: CpuId| !local.contains(c) && self.root_rq(c).h_nr_running > 0;
-        if env.cpus.iter().any(pullable) {
+        if cands.iter().any(pullable) {
             return false;
         }
         let mut sum_util = 0;
-        for c in env.cpus.iter() {
+        for c in cands.iter() {
             sum_util += self.refresh_cpu_signals(m, c);
         }
         if env.idle != IdleType::NewlyIdle {

@@ -32,6 +32,10 @@ impl Fair {
         self.se[se].load.update(m.now, 0);
         self.cfs[rq].load += w;
         self.cfs[rq].nr_running += 1;
+        if self.cfs[rq].load == w {
+            // From zero (a non-zero load keeps its CPU in the set).
+            self.maybe_signals.insert(self.cfs[rq].cpu);
+        }
     }
 
     /// `account_entity_dequeue`.
@@ -84,6 +88,7 @@ impl Fair {
         self.cfs[rq]
             .pelt
             .add_sum((weight as i128 - old as i128) * sum);
+        self.maybe_signals.insert(self.cfs[rq].cpu);
         self.se[se].lw = LoadWeight::new(weight);
         if on_rq {
             self.cfs[rq].load += weight;

@@ -35,7 +35,7 @@ pub mod tunables;
 pub mod weights;
 
 use super::{DequeueFlags, EnqueueFlags, SchedClass, WakeFlags, Waker};
-use crate::cpuset::CpuId;
+use crate::cpuset::{CpuId, CpuSet};
 use crate::machine::Machine;
 use crate::pelt::Pelt;
 use crate::task::TaskId;
@@ -104,6 +104,13 @@ pub struct Fair {
     signals: Vec<attach::TaskSignals>,
     /// Whether a fair task is current on the CPU (what `util` accumulates).
     util_busy: Vec<bool>,
+    /// The CPUs whose root-queue load (`cfs.load`, its PELT) or
+    /// utilisation (`util_busy`, `util`) may be non-zero: every change
+    /// that can raise one adds the CPU, and `refresh_cpu_signals` takes it
+    /// out once it finds all four zero. Why: the balancer of a machine
+    /// without fair tasks (DEADLINE or RT only) visited every CPU of the
+    /// domain twice per pass only to find nothing (issue 18).
+    maybe_signals: CpuSet,
     /// Per-CPU runnable signal of the root queue (`cpu_runnable`).
     runnable: Vec<Pelt>,
     /// Load-balancing state.
@@ -142,6 +149,7 @@ impl Fair {
             util: vec![Pelt::default(); n],
             signals: vec![],
             util_busy: vec![false; n],
+            maybe_signals: CpuSet::empty(),
             runnable: vec![Pelt::default(); n],
             lb: balance::Balancer::new(&m.topo, m.hz, stagger),
             wakee: vec![],
@@ -411,6 +419,10 @@ impl Fair {
     fn util_update(&mut self, m: &Machine, cpu: CpuId, busy_now: bool) {
         let v = if self.util_busy[cpu] { 1024 } else { 0 };
         self.util[cpu].update(m.now, v);
+        if busy_now && !self.util_busy[cpu] {
+            // (Busy already: added then, and not taken out since.)
+            self.maybe_signals.insert(cpu);
+        }
         self.util_busy[cpu] = busy_now;
     }
 

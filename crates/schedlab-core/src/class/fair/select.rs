@@ -71,11 +71,23 @@ impl Fair {
         if self.cfs[rq].load != 0 || self.cfs[rq].pelt.sum() != 0 {
             self.rq_pelt(m, rq);
         }
-        if self.util_busy[cpu] || self.util[cpu].sum() != 0 {
+        let util = if self.util_busy[cpu] || self.util[cpu].sum() != 0 {
             self.cpu_util(m, cpu)
         } else {
             0
+        };
+        if self.signals_zero(cpu) {
+            self.maybe_signals.remove(cpu);
         }
+        util
+    }
+
+    /// Whether `cpu`'s root-queue load and its utilisation are zero with
+    /// zero input (nothing queued, no fair task current): what a CPU
+    /// outside `maybe_signals` must show.
+    pub(super) fn signals_zero(&self, cpu: CpuId) -> bool {
+        let q = &self.cfs[self.tg[0].rq[cpu]];
+        q.load == 0 && q.pelt.sum() == 0 && !self.util_busy[cpu] && self.util[cpu].sum() == 0
     }
 
     /// `cpu_runnable`: the root queue's PELT runnable average (1024 per
