@@ -132,11 +132,18 @@ impl Fair {
     /// (1024 − min(x²·pct²/(10000·1024), 1024))·llc_weight/1024, stored
     /// once for the LLC (`sd_llc_shared`).
     fn update_idle_cpu_scan(&mut self, m: &Machine, dst: CpuId, level: usize, sum_util: u64) {
+        // The domains are built for the online CPUs (hotplug builds them
+        // again), so the LLC's online weight is this domain's when it spans
+        // the LLC.
         let dom = &self.lb.doms[dst][level];
-        let llc_weight = m.topo.llc(dst).and(&m.online).count() as u64;
-        if llc_weight == 0 || dom.span.count() as u64 != llc_weight {
+        debug_assert_eq!(
+            dom.spans_llc,
+            dom.span.count() == m.topo.llc(dst).and(&m.online).count()
+        );
+        if !dom.spans_llc {
             return;
         }
+        let llc_weight = dom.weight();
         // x ≤ 1024 (each CPU's util is capped there) and pct is 110 or 117
         // (domains.rs), so x²·pct² fits 64 bits.
         let x = sum_util / llc_weight;

@@ -13,8 +13,14 @@ use crate::topology::Topology;
 /// One scheduling-domain level as seen from one CPU.
 #[derive(Debug, Clone)]
 pub struct Domain {
-    /// CPUs spanned.
+    /// CPUs spanned (fixed: hotplug builds the domains again).
     pub span: CpuSet,
+    /// CPUs spanned, counted once (`weight`: every balance pass reads it).
+    span_weight: u64,
+    /// The span is as large as its CPUs' LLC, online part: SIS_UTIL's
+    /// scan depth is set from this domain's balance
+    /// (`update_idle_cpu_scan`).
+    pub spans_llc: bool,
     /// Child groups, shared by every CPU of the span (the kernel's CPUs of
     /// one domain share its `sched_group`s too; at 256 CPUs one copy per
     /// CPU was 2 MB).
@@ -85,7 +91,7 @@ impl NewidleStats {
 
 impl Domain {
     pub(super) fn weight(&self) -> u64 {
-        self.span.count() as u64
+        self.span_weight
     }
 }
 
@@ -239,6 +245,9 @@ impl Balancer {
                 });
                 levels.push(Domain::new(all, groups, false, false, true));
             }
+            for d in &mut levels {
+                d.spans_llc = d.span_weight == topo.llc(cpu).and(&online).count() as u64;
+            }
             doms.push(levels);
         }
         // Departure: the kernel's freshly built sd_llc_shared starts at 0 (no
@@ -301,6 +310,8 @@ impl Domain {
         let w = span.count() as u64;
         Domain {
             span,
+            span_weight: w,
+            spans_llc: false,
             groups,
             smt,
             llc,
