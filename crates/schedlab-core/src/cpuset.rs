@@ -63,6 +63,15 @@ impl CpuSet {
         s
     }
 
+    /// Every CPU id below [`MAX_CPUS`] not in this set.
+    pub fn complement(&self) -> CpuSet {
+        let mut s = *self;
+        for w in s.bits.iter_mut() {
+            *w = !*w;
+        }
+        s
+    }
+
     /// The CPUs of this set that are not in `other` (`cpumask_andnot`).
     pub fn and_not(&self, other: &CpuSet) -> CpuSet {
         let mut s = *self;
@@ -230,6 +239,9 @@ mod tests {
         s.remove(3);
         assert_eq!(s.first(), Some(70));
         assert_eq!(CpuSet::first_n(4).and(&s).count(), 0);
+        let c = s.complement();
+        assert!(!c.contains(70) && c.contains(3) && c.contains(MAX_CPUS - 1));
+        assert_eq!(c.count(), MAX_CPUS - 1);
     }
 
     /// `has_two` is `count() >= 2` and `and_not` the difference, for sets

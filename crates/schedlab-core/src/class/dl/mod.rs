@@ -60,7 +60,7 @@ pub use order::{DlCtx, DlOrder, Edf};
 
 use super::{DequeueFlags, EnqueueFlags, SchedClass, WakeFlags, Waker};
 use crate::clock::Ns;
-use crate::cpuset::CpuId;
+use crate::cpuset::{CpuId, CpuSet};
 use crate::machine::Machine;
 use crate::task::TaskId;
 use std::collections::BTreeSet;
@@ -105,8 +105,11 @@ pub struct Dl {
     /// the overload mask for the same reads), and a B-tree's first entry
     /// is a walk down its left edge (64 CPUs: a tenth of a global-EDF run).
     leftmost: Vec<Option<(Ns, u64, TaskId)>>,
-    /// Every CPU's level for a push (`push_dl_tasks`), kept to be reused.
-    levels_buf: Vec<Option<Ns>>,
+    /// The CPUs whose tree is not empty (`leftmost` is Some): a CPU
+    /// outside it has DL work only through its server (`find_later_rq`).
+    queued: CpuSet,
+    /// The levels a push changed (`push_dl_tasks`), kept to be reused.
+    levels_buf: Vec<(CpuId, Option<Ns>)>,
     /// Per CPU: the DL task running there.
     curr: Vec<Option<TaskId>>,
     exec_start: Vec<Ns>,
@@ -133,7 +136,8 @@ impl Dl {
             ent: vec![],
             tree: vec![BTreeSet::new(); n],
             leftmost: vec![None; n],
-            levels_buf: Vec::with_capacity(n),
+            queued: CpuSet::empty(),
+            levels_buf: vec![],
             curr: vec![None; n],
             exec_start: vec![0; n],
             seq: 0,
@@ -212,6 +216,7 @@ impl Dl {
         self.tree[cpu].insert(entry);
         if self.leftmost[cpu].is_none_or(|l| entry < l) {
             self.leftmost[cpu] = Some(entry);
+            self.queued.insert(cpu);
         }
         self.total += 1;
     }
@@ -225,6 +230,9 @@ impl Dl {
         self.tree[cpu].remove(&entry);
         if self.leftmost[cpu] == Some(entry) {
             self.leftmost[cpu] = self.tree[cpu].first().copied();
+            if self.leftmost[cpu].is_none() {
+                self.queued.remove(cpu);
+            }
         }
         self.ent[t].in_tree = false;
         self.total -= 1;
@@ -566,7 +574,9 @@ impl SchedClass for Dl {
         if !busy {
             return fallback;
         }
-        Self::find_later_rq(m, |c| self.earliest(c), aff, d, fallback, Some(waker.cpu))
+        let maybe_free = self.queued.complement();
+        let level = |c| self.earliest(c);
+        Self::find_later_rq(m, level, aff, maybe_free, d, fallback, Some(waker.cpu))
             .unwrap_or(fallback)
     }
 
@@ -650,7 +660,9 @@ impl SchedClass for Dl {
     fn check_invariants(&self, m: &Machine) -> Result<(), String> {
         let mut n = 0;
         for (cpu, tree) in self.tree.iter().enumerate() {
-            if self.leftmost[cpu] != tree.first().copied() {
+            if self.leftmost[cpu] != tree.first().copied()
+                || self.queued.contains(cpu) != tree.first().is_some()
+            {
                 return Err(format!(
                     "dl cpu {cpu}: kept leftmost {:?}, tree's first {:?}",
                     self.leftmost[cpu],

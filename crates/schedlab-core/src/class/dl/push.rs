@@ -12,7 +12,7 @@
 
 use super::{Dl, DlCtx};
 use crate::clock::Ns;
-use crate::cpuset::CpuId;
+use crate::cpuset::{CpuId, CpuSet};
 use crate::machine::{Machine, MigrationKind};
 use crate::task::TaskId;
 use std::rc::Rc;
@@ -43,11 +43,16 @@ impl Dl {
     /// `waker`, then one spread by `any_and_distribute` from the executing
     /// CPU: the waker's, else `prefer`, where a push runs), else the one
     /// whose earliest deadline is latest and later than `deadline`.
-    /// `level(c)` is CPU c's smallest key (`levels`), read as needed.
+    /// `level(c)` is CPU c's smallest key, read as needed; `maybe_free`
+    /// holds every CPU whose level is None (and may hold others): the
+    /// spreading search walks only those, as the kernel's `free_cpus` mask
+    /// of the `cpudl` (64 CPUs with none free: three walks of all of them
+    /// per push, issue 18).
     pub(super) fn find_later_rq(
         m: &mut Machine,
         level: impl Fn(CpuId) -> Option<Ns>,
-        aff: crate::cpuset::CpuSet,
+        aff: CpuSet,
+        maybe_free: CpuSet,
         deadline: Ns,
         prefer: CpuId,
         waker: Option<CpuId>,
@@ -60,8 +65,14 @@ impl Dl {
             return Some(w);
         }
         let this_cpu = waker.unwrap_or(prefer);
-        if let Some(c) = crate::class::any_and_distribute(m, this_cpu, prefer, aff, free) {
-            return Some(c);
+        // Only CPUs that `free` can accept: the same walk order, the same
+        // answer, and none when there is none (which changes nothing).
+        let candidates = aff.and(&maybe_free);
+        if !candidates.is_empty() {
+            let found = crate::class::any_and_distribute(m, this_cpu, prefer, candidates, free);
+            if let Some(c) = found {
+                return Some(c);
+            }
         }
         aff.iter()
             .filter_map(|c| level(c).map(|d| (d, c)))
@@ -88,7 +99,13 @@ impl Dl {
         // The waiting tasks in key order, read in place (nothing here
         // changes the tree), and every CPU's level only once one of them
         // has to go elsewhere: the usual push moves one task or none.
-        let mut levels: Option<Vec<Option<Ns>>> = None;
+        // Levels changed by this push (this CPU's, each destination's),
+        // latest last, over every CPU's own smallest key (`cpudl`), read
+        // as needed; a kept buffer, taken out of `self` while the tree is
+        // borrowed and given back below.
+        let mut moved = std::mem::take(&mut self.levels_buf);
+        moved.clear();
+        let mut maybe_free = self.queued.complement();
         for &(d, _, t) in self.tree[cpu].iter().filter(|k| !running(k.2)) {
             if here.is_none_or(|h| d < h) {
                 // It runs here (first) or preempts what runs here.
@@ -97,28 +114,23 @@ impl Dl {
                 continue;
             }
             let aff = m.tasks[t].affinity;
-            if levels.is_none() {
-                // Every CPU's smallest key (None: no DL work), the `cpudl`
-                // heap, in the kept buffer (taken out of `self` while the
-                // tree is borrowed, given back below).
-                let mut v = std::mem::take(&mut self.levels_buf);
-                v.clear();
-                v.extend((0..self.tree.len()).map(|c| self.earliest(c)));
-                levels = Some(v);
+            moved.push((cpu, here));
+            if here.is_none() {
+                maybe_free.insert(cpu);
             }
-            let Some(levels) = levels.as_mut() else { break };
-            levels[cpu] = here;
-            match Self::find_later_rq(m, |c| levels[c], aff, d, cpu, None) {
+            let level = |c: CpuId| match moved.iter().rev().find(|x| x.0 == c) {
+                Some(x) => x.1,
+                None => self.earliest(c),
+            };
+            match Self::find_later_rq(m, level, aff, maybe_free, d, cpu, None) {
                 Some(dst) if dst != cpu => {
                     m.request_migration(t, dst, MigrationKind::Push);
-                    levels[dst] = Some(d);
+                    moved.push((dst, Some(d)));
                 }
                 _ => break,
             }
         }
-        if let Some(v) = levels {
-            self.levels_buf = v;
-        }
+        self.levels_buf = moved;
     }
 
     /// `pull_dl_task`: take the earliest waiting task of another CPU that
