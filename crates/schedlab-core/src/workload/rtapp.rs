@@ -63,7 +63,14 @@ fn join(path: &str, key: &str) -> String {
     if path.is_empty() {
         key.to_string()
     } else {
-        format!("{path}.{key}")
+        // Not `format!`: every key of every task gets its path, and the
+        // formatting machinery cost ten times the copy (500 tasks: 2 % of a
+        // 5 s run; issue 18).
+        let mut p = String::with_capacity(path.len() + 1 + key.len());
+        p.push_str(path);
+        p.push('.');
+        p.push_str(key);
+        p
     }
 }
 
