@@ -111,25 +111,50 @@ impl<'de> Visitor<'de> for JsonVisitor {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
         let mut v: Vec<(String, Json)> = Vec::new();
-        let mut seen = std::collections::BTreeSet::new();
+        // The keys so far (those of `v`), as a set once the object is
+        // large; a small object is searched in place (a set per object and
+        // a copy of every key cost more than the rest of the parse; issue 18).
+        let mut seen: Option<std::collections::BTreeSet<String>> = None;
+        let has =
+            |v: &[(String, Json)], seen: &Option<std::collections::BTreeSet<String>>, k: &str| {
+                match seen {
+                    Some(s) => s.contains(k),
+                    None => v.iter().any(|(x, _)| x == k),
+                }
+            };
         // workgen's check_unikid_json: one counter per object, from 1.
         let mut curid: u64 = 1;
         while let Some(mut k) = map.next_key::<String>()? {
-            if seen.contains(&k) {
+            if has(&v, &seen, &k) {
                 let mut renamed = format!("{k}{curid}");
-                while seen.contains(&renamed) {
+                while has(&v, &seen, &renamed) {
                     curid += 1;
                     renamed = format!("{k}{curid}");
                 }
                 k = renamed;
             }
-            seen.insert(k.clone());
+            match seen.as_mut() {
+                Some(s) => {
+                    s.insert(k.clone());
+                }
+                None if v.len() >= SMALL_OBJECT => {
+                    let mut s: std::collections::BTreeSet<String> =
+                        v.iter().map(|(x, _)| x.clone()).collect();
+                    s.insert(k.clone());
+                    seen = Some(s);
+                }
+                None => {}
+            }
             let val = map.next_value()?;
             v.push((k, val));
         }
         Ok(Json::Obj(v))
     }
 }
+
+/// Objects with more keys than this keep a set of them for the duplicate
+/// check (`visit_map`); smaller ones are scanned.
+const SMALL_OBJECT: usize = 16;
 
 /// What json-c and workgen accept beyond strict JSON (see the module
 /// comment), rewritten into strict JSON: trailing commas blanked, a bare
@@ -296,6 +321,13 @@ mod tests {
         )
         .expect("renamed");
         assert_eq!(keys(&j), ["run", "sleep", "run1", "run2", "sleep2"]);
+        // The same renaming past `SMALL_OBJECT` keys (a set, not a scan),
+        // with a renamed key that collides with a later duplicate's name.
+        let mut text: Vec<String> = (0..20).map(|i| format!("\"k{i}\": {i}")).collect();
+        text.extend(["\"run\": 1", "\"run\": 2", "\"run1\": 3", "\"run\": 4"].map(String::from));
+        let j = parse("f.json", &format!("{{{}}}", text.join(", "))).expect("renamed");
+        let k = keys(&j);
+        assert_eq!(k[20..], ["run", "run1", "run11", "run2"]);
     }
 
     #[test]
