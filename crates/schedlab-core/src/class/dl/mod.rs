@@ -109,7 +109,7 @@ pub struct Dl {
     /// outside it has DL work only through its server (`find_later_rq`).
     queued: CpuSet,
     /// The levels a push changed (`push_dl_tasks`), kept to be reused.
-    levels_buf: Vec<(CpuId, Option<Ns>)>,
+    moved_levels: Vec<(CpuId, Option<Ns>)>,
     /// Per CPU: the DL task running there.
     curr: Vec<Option<TaskId>>,
     exec_start: Vec<Ns>,
@@ -137,7 +137,7 @@ impl Dl {
             tree: vec![BTreeSet::new(); n],
             leftmost: vec![None; n],
             queued: CpuSet::empty(),
-            levels_buf: vec![],
+            moved_levels: vec![],
             curr: vec![None; n],
             exec_start: vec![0; n],
             seq: 0,

@@ -97,13 +97,12 @@ impl Dl {
             here = Some(here.map_or(sk, |h| h.min(sk)));
         }
         // The waiting tasks in key order, read in place (nothing here
-        // changes the tree), and every CPU's level only once one of them
-        // has to go elsewhere: the usual push moves one task or none.
-        // Levels changed by this push (this CPU's, each destination's),
-        // latest last, over every CPU's own smallest key (`cpudl`), read
-        // as needed; a kept buffer, taken out of `self` while the tree is
-        // borrowed and given back below.
-        let mut moved = std::mem::take(&mut self.levels_buf);
+        // changes the tree). A CPU's level is its own smallest key
+        // (`cpudl`) unless this push changed it (this CPU's, each
+        // destination's: `moved`, latest last), read as needed; `moved` is
+        // a kept buffer, taken out of `self` while the tree is borrowed and
+        // given back below.
+        let mut moved = std::mem::take(&mut self.moved_levels);
         moved.clear();
         let mut maybe_free = self.queued.complement();
         for &(d, _, t) in self.tree[cpu].iter().filter(|k| !running(k.2)) {
@@ -130,7 +129,7 @@ impl Dl {
                 _ => break,
             }
         }
-        self.levels_buf = moved;
+        self.moved_levels = moved;
     }
 
     /// `pull_dl_task`: take the earliest waiting task of another CPU that
