@@ -245,8 +245,9 @@ impl Balancer {
                 });
                 levels.push(Domain::new(all, groups, false, false, true));
             }
+            let llc_weight = llc.count() as u64;
             for d in &mut levels {
-                d.spans_llc = d.span_weight == topo.llc(cpu).and(&online).count() as u64;
+                d.spans_llc = d.span_weight == llc_weight;
             }
             doms.push(levels);
         }
@@ -287,7 +288,9 @@ impl Balancer {
     /// The highest domain level of `cpu` spanning fewer than `weight` CPUs
     /// (the `for_each_domain` walk after a fork placement moved to `cpu`).
     pub fn highest_level_below(&self, cpu: CpuId, weight: usize) -> Option<usize> {
-        self.doms[cpu].iter().rposition(|d| d.span.count() < weight)
+        self.doms[cpu]
+            .iter()
+            .rposition(|d| d.weight() < weight as u64)
     }
 
     /// imbalance_pct of the smallest domain of `this` that spans `prev`.
