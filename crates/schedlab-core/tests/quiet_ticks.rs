@@ -7,7 +7,9 @@
 //! (throttling at a tick), a slowed CPU (accounting that rounds per tick),
 //! LLF's and ILLF's per-tick re-keying, the idle balancer of stopped CPUs,
 //! sleep timers with slack (expired by the tick's hrtimer interrupt), RT
-//! with the fair server, and the three tick modes.
+//! with the fair server, the three tick modes, and the fair class's
+//! balancing that the engine runs at quiet ticks while no CPU holds fair
+//! load (engine/private_balance.rs).
 
 mod common;
 use common::*;
@@ -35,6 +37,36 @@ fn both_ways(name: &str, text: &str, cfg: SimConfig) {
         cfg.cpus
     );
     assert!(full.1 == quiet.1, "{name}: traces differ with quiet ticks");
+}
+
+/// As [`both_ways`], and the classes' balancing bookkeeping the same at
+/// every 10 ms of the run (state the metrics show only when it decides a
+/// later balance).
+fn both_ways_balance_state(name: &str, text: &str, cfg: SimConfig) {
+    let once = |quiet: bool| {
+        let wl = Workload::from_rtapp(name, text).expect("workload parses");
+        let mut sim = Simulator::new(wl, cfg.clone()).expect("simulator builds");
+        sim.set_quiet_ticks(quiet);
+        let mut digests = vec![];
+        let mut until = 0;
+        while !sim.is_done() {
+            until += 10_000_000;
+            sim.run_until(until).expect("simulation runs");
+            digests.push(sim.balance_state_digest());
+        }
+        let r = sim.finish();
+        let metrics = serde_json::to_string(&r.metrics.to_json()).expect("metrics serialize");
+        (metrics, digests)
+    };
+    let (full, quiet) = (once(false), once(true));
+    let first_differing = full.1.iter().zip(&quiet.1).position(|(a, b)| a != b);
+    assert_eq!(
+        first_differing, None,
+        "{name} ({} on {} CPUs): balancing state differs with quiet ticks at 10 ms step",
+        cfg.scheduler, cfg.cpus
+    );
+    assert_eq!(full.1.len(), quiet.1.len());
+    assert!(full.0 == quiet.0, "{name}: metrics differ with quiet ticks");
 }
 
 fn with(kind: &str, cpus: usize, f: impl FnOnce(&mut SimConfig)) -> SimConfig {
@@ -121,6 +153,57 @@ fn most_deadline_ticks_are_quiet_and_no_fair_tick_is() {
     );
     let (_, skipped) = ticks_and_skipped(&hogs(12, 2), c);
     assert_eq!(skipped, 0);
+}
+
+/// DEADLINE jobs beside fair tasks that run in bursts and sleep long
+/// enough for every fair signal to decay to zero: between bursts the fair
+/// class's periodic passes are private and run at quiet ticks (busy CPUs'
+/// own, stopped CPUs' through the idle balancer), and the next burst's
+/// placement and balancing start from the state they left.
+fn fair_bursts(burst_us: u64, sleep_us: u64) -> String {
+    format!(
+        r#"{{"global": {{"duration": 8}},
+    "tasks": {{
+        "dl": {{"instance": 2, "policy": "SCHED_DEADLINE", "dl-runtime": 3000,
+               "dl-deadline": 7000, "dl-period": 7000, "run": 2800,
+               "timer": {{"ref": "d", "period": 7000}}}},
+        "dl2": {{"policy": "SCHED_DEADLINE", "dl-runtime": 9000, "dl-deadline": 20000,
+               "dl-period": 20000, "run": 8500, "timer": {{"ref": "e", "period": 20000}}}},
+        "burst": {{"instance": 5, "run": {burst_us}, "sleep": {sleep_us}}},
+        "late": {{"delay": 2500000, "instance": 3, "run": 40000, "sleep": 1900000}},
+        "chatty": {{"instance": 10, "phases": {{
+            "busy": {{"loop": 40, "run": 900, "timer": {{"ref": "sync", "period": 1500}}}},
+            "away": {{"sleep": 1700000}}}}}}}}}}"#
+    )
+}
+
+#[test]
+fn fair_bursts_between_deadline_jobs_are_the_same_with_quiet_ticks() {
+    for (cpus, hz, nohz) in [
+        (4, 1000, 1),
+        (4, 250, 1),
+        (8, 250, 1),
+        (16, 250, 1),
+        (4, 1000, 0),
+        (3, 100, 2),
+    ] {
+        let c = with("eevdf", cpus, |c| {
+            c.hz = hz;
+            c.set = vec![("nohz".into(), nohz)];
+        });
+        both_ways("fair-bursts", &fair_bursts(60_000, 1_300_000), c.clone());
+        both_ways_balance_state("fair-bursts", &fair_bursts(60_000, 1_300_000), c.clone());
+        both_ways_balance_state("fair-bursts-short", &fair_bursts(3_000, 900_000), c);
+    }
+    // A fair policy with its own balancing hooks (never private) and the
+    // kernel 6.18 fair class.
+    for kind in ["cacule", "eevdf-6.18", "cfs"] {
+        both_ways(
+            "fair-bursts",
+            &fair_bursts(60_000, 1_300_000),
+            with(kind, 4, |_| {}),
+        );
+    }
 }
 
 #[test]

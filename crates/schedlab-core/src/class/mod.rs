@@ -379,6 +379,39 @@ pub trait SchedClass {
         0
     }
 
+    /// Whether [`Self::tick_balance`] passes, on every CPU, now change
+    /// nothing but this class's own balancing bookkeeping of the CPU passed
+    /// (when it is next due, its intervals): no task moved, no signal or
+    /// clock brought up to date, no resched, timer, draw, cost or trace
+    /// record, nothing that the engine, another class or the metrics read,
+    /// and passes of different CPUs commute. While it holds, ticks whose
+    /// only work is such a pass are quiet: the engine runs the pass itself,
+    /// at the tick's time, without the rest of the tick
+    /// (engine/private_balance.rs), and [`Self::tick_balance_quiet_until`]
+    /// says when the next one is due. Unlike the quiet horizons it may
+    /// depend on every CPU's state: the engine asks again after every
+    /// handled event. Default: false. The fair class: while no CPU holds
+    /// fair load or utilisation, every pass ends balanced with nothing to
+    /// pull.
+    fn tick_balance_private(&self, _m: &Machine) -> bool {
+        false
+    }
+
+    /// Whether [`Self::tick_balance_private`] can ever answer true in this
+    /// run (asked once, when the simulator is built, so that the engine
+    /// asks only such classes after each event). Default: false.
+    fn tick_balance_may_be_private(&self) -> bool {
+        false
+    }
+
+    /// A digest of this class's balancing bookkeeping (per CPU: when it is
+    /// next due, each domain's interval, last balance and failures), for
+    /// tests that hold a shortcut to the full tick (tests/quiet_ticks.rs):
+    /// state that the metrics may show only much later. Default: 0.
+    fn balance_state_digest(&self) -> u64 {
+        0
+    }
+
     /// Runnable tasks of this class on `cpu`, the current one included
     /// (`rq->cfs.h_nr_queued`, `rq->rt.rt_nr_running`); read by the fair
     /// server.

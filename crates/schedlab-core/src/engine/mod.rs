@@ -20,6 +20,7 @@ pub mod latency;
 mod lifecycle;
 pub mod nohz;
 mod noise;
+mod private_balance;
 mod program;
 mod segments;
 pub mod smt;
@@ -152,6 +153,9 @@ pub struct Simulator {
     state_gen: u64,
     /// Ticks counted without running (`quiet_skipped`).
     quiet_skipped: u64,
+    /// Which classes' balancing passes are private, and what is kept
+    /// about them (engine/private_balance.rs).
+    private: private_balance::PrivateBalance,
     calib_rate: (u64, u64),
     /// Per CPU, the largest chunk of work handed out at the unit rate
     /// (exec.rs `unit_chunk_rooms`).
@@ -329,6 +333,7 @@ impl Simulator {
             balance_kept: vec![0; cfg.cpus],
             state_gen: 0,
             quiet_skipped: 0,
+            private: private_balance::PrivateBalance::new(cfg.cpus),
             tunables,
             events: EventQueue::default(),
             seg_ends: segments::SegmentEnds::new(cfg.cpus),
@@ -505,6 +510,7 @@ impl Simulator {
         // The state may have changed between calls (hotplug, a caller).
         self.state_gen += 1;
         self.quiet_touch_all();
+        self.ask_private_balance();
         let mut budget = max_events;
         while let Some(t) = self.next_time() {
             if t > limit || self.finished_at.is_some() || budget == 0 {
@@ -536,6 +542,7 @@ impl Simulator {
                 if ticks && self.m.is_idle(cpu) {
                     // An idle CPU's retained tick: its last until it runs.
                     self.idle_tick_due.remove(cpu);
+                    self.tick_stopped(cpu);
                 }
                 self.advance_tick(at, cpu);
                 if !ticks {
@@ -549,6 +556,7 @@ impl Simulator {
                     if kicks {
                         self.last_ilb = Some(t);
                     }
+                    self.private_passes_at(cpu, t, kicks);
                     self.m.stats.events += 1;
                     self.quiet_skipped += 1;
                     continue;
@@ -571,6 +579,7 @@ impl Simulator {
                 self.fail(SimError::Policy(msg));
             }
             self.queue_class_timers();
+            self.refresh_private_balance();
             if let Some(e) = self.error.take() {
                 return Err(e);
             }

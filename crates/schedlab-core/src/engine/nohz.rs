@@ -41,8 +41,10 @@ use crate::workload::Policy;
 pub(crate) const STALE_OWN: u8 = 1;
 /// Its balancing's quiet horizon is stale.
 pub(crate) const STALE_BALANCE: u8 = 2;
-/// Both.
-pub(crate) const STALE_ALL: u8 = STALE_OWN | STALE_BALANCE;
+/// When its next private balancing pass is due (engine/private_balance.rs).
+pub(crate) const STALE_PRIVATE: u8 = 4;
+/// All of them.
+pub(crate) const STALE_ALL: u8 = STALE_OWN | STALE_BALANCE | STALE_PRIVATE;
 
 /// The tick's tunables (engine tunables): its mode and its phase.
 pub const NOHZ_TUNABLES: &[Tunable] = &[
@@ -240,9 +242,12 @@ impl Simulator {
     /// [`Self::own_quiet_until`] computed afresh and kept.
     #[inline]
     fn renew_own_quiet_until(&mut self, cpu: CpuId) -> Ns {
-        let fresh = self.local_quiet_horizon(cpu);
+        let (fresh, private) = self.local_quiet_horizons(cpu);
         self.quiet_local[cpu] = fresh;
         self.quiet_stale[cpu] &= !STALE_OWN;
+        if let Some(due) = private {
+            self.keep_private_due(cpu, due);
+        }
         fresh
     }
 
@@ -250,12 +255,18 @@ impl Simulator {
     /// current task's class tick, every class's balancing of `cpu`, its
     /// sleep timers, and the run's switches (no server, quiet ticks on).
     fn local_quiet_horizon(&self, cpu: CpuId) -> Ns {
+        self.local_quiet_horizons(cpu).0
+    }
+
+    /// [`Self::local_quiet_horizon`], and when the balancing was asked for
+    /// it, when the CPU's next private balancing pass is due.
+    fn local_quiet_horizons(&self, cpu: CpuId) -> (Ns, Option<Ns>) {
         // A pending clock-update skip takes the tick's time (touch_rq_clock).
         if !self.quiet_ticks
             || self.classes.server.is_some()
             || self.m.rqs[cpu].clock_skip_req.is_some()
         {
-            return 0;
+            return (0, None);
         }
         let m = &self.m;
         let until = match m.rqs[cpu].curr {
@@ -266,23 +277,38 @@ impl Simulator {
             None => Ns::MAX,
         };
         if until == 0 {
-            return 0;
+            return (0, None);
         }
-        until
-            .min(self.balance_quiet_until(cpu))
-            .min(self.slack_timers.next_soft(cpu))
+        let (balance, private) = self.balance_horizons(cpu);
+        let until = until.min(balance).min(self.slack_timers.next_soft(cpu));
+        (until, Some(private))
     }
 
     /// Until when every class's balancing of `cpu` stays quiet
-    /// (`SchedClass::tick_balance_quiet_until`).
+    /// (`SchedClass::tick_balance_quiet_until`). A class whose passes are
+    /// private now counts as quiet: the engine runs its passes at the
+    /// skipped ticks (engine/private_balance.rs).
     fn balance_quiet_until(&self, cpu: CpuId) -> Ns {
-        (0..self.classes.len()).fold(Ns::MAX, |u, k| {
-            u.min(
-                self.classes
-                    .get_ref(k)
-                    .tick_balance_quiet_until(&self.m, cpu),
-            )
-        })
+        self.balance_horizons(cpu).0
+    }
+
+    /// ([`Self::balance_quiet_until`], when the next private pass is due)
+    /// of `cpu`: the classes' `tick_balance_quiet_until`, non-private and
+    /// private apart, asked once.
+    pub(crate) fn balance_horizons(&self, cpu: CpuId) -> (Ns, Ns) {
+        let (mut quiet, mut private) = (Ns::MAX, Ns::MAX);
+        for k in 0..self.classes.len() {
+            let until = self
+                .classes
+                .get_ref(k)
+                .tick_balance_quiet_until(&self.m, cpu);
+            if self.balance_is_private(k) {
+                private = private.min(until);
+            } else {
+                quiet = quiet.min(until);
+            }
+        }
+        (quiet, private)
     }
 
     /// The CPUs whose tick is stopped (the idle balancer's targets) and
@@ -323,6 +349,20 @@ impl Simulator {
         (stopped, until)
     }
 
+    /// `cpu`'s retained idle tick ran and its tick stops, without a
+    /// handled event (so within one state generation): it joins the
+    /// stopped CPUs of the kept idle-balancer horizons, which a quiet tick
+    /// later in the generation reads (a retained tick can be quiet).
+    pub(crate) fn tick_stopped(&mut self, cpu: CpuId) {
+        if self.ilb_quiet_cache.0 == self.state_gen {
+            let until = self.kept_balance_quiet_until(cpu);
+            let cache = &mut self.ilb_quiet_cache;
+            cache.1.insert(cpu);
+            cache.2 = cache.2.min(until);
+        }
+        self.private_tick_stopped(cpu);
+    }
+
     /// [`Self::balance_quiet_until`] of `cpu`, kept until it is touched.
     fn kept_balance_quiet_until(&mut self, cpu: CpuId) -> Ns {
         if self.quiet_stale[cpu] & STALE_BALANCE == 0 {
@@ -335,9 +375,10 @@ impl Simulator {
             );
             return kept;
         }
-        let fresh = self.balance_quiet_until(cpu);
+        let (fresh, private) = self.balance_horizons(cpu);
         self.balance_kept[cpu] = fresh;
         self.quiet_stale[cpu] &= !STALE_BALANCE;
+        self.keep_private_due(cpu, private);
         fresh
     }
 
@@ -463,7 +504,7 @@ impl Simulator {
     /// The online CPUs whose tick is stopped: the idle balancer's targets
     /// ([`Self::ilb_kick_targets`] for a CPU outside them).
     #[inline]
-    fn stopped_cpus(&self) -> CpuSet {
+    pub(crate) fn stopped_cpus(&self) -> CpuSet {
         if self.tick_mode == TickMode::NohzIdle {
             self.m
                 .online
@@ -491,13 +532,23 @@ impl Simulator {
     /// Count `ticks` quiet ticks over `jiffies` whole jiffies from `at`
     /// ([`Self::quiet_jiffies`]) as delivered and move the tick slot past
     /// them; the idle-balance kick of the last of them is recorded as its
-    /// first kicking tick would have.
+    /// first kicking tick would have. The private balancing passes they
+    /// would have run are run: the ticking CPUs' at every jiffy, the
+    /// stopped CPUs' at every jiffy when a tick kicks the idle balancer
+    /// (the same CPUs tick, and the same ones kick, at each of them).
     pub(crate) fn skip_quiet_jiffies(&mut self, at: Ns, jiffies: u64, ticks: u64) {
         let last = at + (jiffies - 1) * self.m.tick_ns().max(1);
         let kicks = (0..self.m.nr_cpus())
             .any(|c| self.cpu_ticks(c) && self.ilb_targets_at(c, last).is_some());
         if kicks {
             self.last_ilb = Some(last);
+        }
+        if self.private.classes != 0 {
+            let ticking = self.ticking_mask();
+            self.private_passes_of(ticking, at, last);
+            if kicks {
+                self.private_passes_of(self.stopped_cpus(), at, last);
+            }
         }
         self.m.stats.events += ticks;
         self.quiet_skipped += ticks;

@@ -114,6 +114,35 @@ pub struct Balancer {
     pub(super) group_stats: Vec<GroupStats>,
 }
 
+impl Balancer {
+    /// `SchedClass::balance_state_digest`: FNV-1a over every CPU's next
+    /// balance and its domains' intervals, last balances, phases and
+    /// failures, and the LLCs' scan depths.
+    pub(super) fn state_digest(&self) -> u64 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        let mut mix = |v: u64| {
+            for b in v.to_le_bytes() {
+                h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+            }
+        };
+        for (cpu, doms) in self.doms.iter().enumerate() {
+            let (next, busy) = self.next_balance[cpu];
+            mix(next);
+            mix(u64::from(busy));
+            for d in doms {
+                mix(d.interval_ms);
+                mix(d.last_balance);
+                mix(d.start_phase);
+                mix(u64::from(d.failed));
+            }
+        }
+        for n in &self.nr_idle_scan {
+            mix(*n);
+        }
+        h
+    }
+}
+
 /// `enum group_type` as far as this model uses it, best first (periodic
 /// balancing and the fork path, select.rs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

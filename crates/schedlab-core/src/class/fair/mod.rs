@@ -768,6 +768,22 @@ impl SchedClass for Fair {
         self.periodic_balance_quiet_until(m, cpu)
     }
 
+    fn tick_balance_private(&self, _m: &Machine) -> bool {
+        // No fair load or utilisation anywhere (a queued task has load): a
+        // pass refreshes no signal and ends balanced (`nothing_to_pull`),
+        // moving next balance and intervals, and the LLC's scan depth to
+        // the one value a sum of zero gives.
+        self.own_balancer && self.maybe_signals.is_empty()
+    }
+
+    fn tick_balance_may_be_private(&self) -> bool {
+        self.own_balancer
+    }
+
+    fn balance_state_digest(&self) -> u64 {
+        self.lb.state_digest()
+    }
+
     fn nr_runnable(&self, cpu: CpuId) -> u32 {
         self.root_rq(cpu).h_nr_running
     }
