@@ -171,11 +171,27 @@ impl Fair {
         if env.idle == IdleType::NewlyIdle {
             return m.is_idle(env.dst) || self.root_rq(env.dst).h_nr_running == 0;
         }
+        Self::first_to_balance(m, env.dst, local)
+    }
+
+    /// `should_we_balance` of a periodic pass: `dst` is the local group's
+    /// first idle CPU, or its first CPU when none is idle.
+    fn first_to_balance(m: &Machine, dst: CpuId, local: CpuSet) -> bool {
         let first_idle = local.iter().find(|c| m.is_idle(*c));
         match first_idle {
-            Some(c) => c == env.dst,
-            None => local.first() == Some(env.dst),
+            Some(c) => c == dst,
+            None => local.first() == Some(dst),
         }
+    }
+
+    /// The group of `dst`'s domain at `level` that holds `dst`.
+    fn local_group(&self, dst: CpuId, level: usize) -> CpuSet {
+        self.lb.doms[dst][level]
+            .groups
+            .iter()
+            .copied()
+            .find(|g| g.contains(dst))
+            .unwrap_or_default()
     }
 
     /// Whether no fair task is queued on any CPU of `env` outside the
@@ -480,25 +496,6 @@ impl Fair {
 
     /// `sched_balance_rq` on one domain level; returns tasks moved.
     fn load_balance(&mut self, m: &mut Machine, dst: CpuId, level: usize, idle: IdleType) -> usize {
-        let mut env = Env {
-            dst,
-            level,
-            idle,
-            imbalance: 0,
-            mtype: Migration::Task,
-            cpus: self.lb.doms[dst][level].span.and(&m.online),
-            all_pinned: false,
-            home: dst,
-            dst_group: CpuSet::default(),
-            new_dst: None,
-            detached: vec![],
-        };
-        let local = self.lb.doms[dst][level]
-            .groups
-            .iter()
-            .copied()
-            .find(|g| g.contains(dst))
-            .unwrap_or_default();
         // Intervals may change below: the cached next_balance is stale.
         self.lb.next_balance[dst].0 = 0;
         // `out_balanced` / `out_all_pinned` (sched_balance_rq, fair.c
@@ -523,6 +520,36 @@ impl Fair {
             0
         };
         let balanced = |f: &mut Fair| balanced_pinned(f, false);
+        // No fair load anywhere (`maybe_signals` empty: no CPU has fair
+        // signals or a queued fair task): whatever `should_we_balance`
+        // answers, the pass ends balanced with nothing to pull, and a
+        // periodic pass that should balance sets SIS_UTIL's scan depth
+        // from a sum of zero. The effects of the path below, without
+        // building its environment (issue 18: a machine of DEADLINE tasks
+        // runs these passes at every busy interval).
+        if self.maybe_signals.is_empty() {
+            if idle != IdleType::NewlyIdle && self.lb.doms[dst][level].spans_llc {
+                let local = self.local_group(dst, level);
+                if Self::first_to_balance(m, dst, local) {
+                    self.update_idle_cpu_scan(m, dst, level, 0);
+                }
+            }
+            return balanced(self);
+        }
+        let mut env = Env {
+            dst,
+            level,
+            idle,
+            imbalance: 0,
+            mtype: Migration::Task,
+            cpus: self.lb.doms[dst][level].span.and(&m.online),
+            all_pinned: false,
+            home: dst,
+            dst_group: CpuSet::default(),
+            new_dst: None,
+            detached: vec![],
+        };
+        let local = self.local_group(dst, level);
         if !self.should_we_balance(m, &env, local) {
             return balanced(self);
         }
