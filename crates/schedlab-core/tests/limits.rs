@@ -60,6 +60,43 @@ fn bounded_batches_give_the_same_run() {
     );
 }
 
+/// Batches that end inside a jiffy whose quiet ticks are delivered
+/// together (engine/nohz.rs `deliver_quiet_ticks`): 16 CPUs of deadline
+/// jobs, 3 events a batch.
+#[test]
+fn bounded_batches_split_a_jiffy_of_quiet_ticks_the_same() {
+    let tasks: Vec<String> = (1..=24)
+        .map(|i| {
+            let period = 1000 * (i + 40);
+            format!(
+                r#""d{i}": {{"policy": "SCHED_DEADLINE", "dl-runtime": {r}, "dl-deadline": {period},
+                    "dl-period": {period}, "run": {r}, "timer": {{"ref": "u{i}", "period": {period}}}}}"#,
+                r = 400 * i
+            )
+        })
+        .collect();
+    let text = format!(
+        r#"{{"global": {{"duration": 1}}, "tasks": {{{}}}}}"#,
+        tasks.join(",")
+    );
+    let mut c = cfg("eevdf", 16);
+    c.hz = 1000;
+    let whole = run(&text, c.clone());
+    let wl = Workload::from_rtapp("test", &text).expect("parses");
+    let mut sim = Simulator::new(wl, c).expect("builds");
+    let mut batches = 0;
+    while !sim.run_bounded(u64::MAX, 3).expect("runs") {
+        batches += 1;
+    }
+    assert!(sim.quiet_skipped() > 1000, "{}", sim.quiet_skipped());
+    assert!(batches > 1000, "{batches}");
+    let split = sim.finish();
+    assert_eq!(
+        serde_json::to_string(&whole.metrics).expect("json"),
+        serde_json::to_string(&split.metrics).expect("json")
+    );
+}
+
 #[test]
 fn check_warns_about_a_fork_loop() {
     let wl = schedlab_core::workload::Workload::from_rtapp("w.json", FORK_LOOP).expect("parses");

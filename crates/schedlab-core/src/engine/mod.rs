@@ -538,30 +538,11 @@ impl Simulator {
                         continue;
                     }
                 }
-                let ticks = self.cpu_ticks(cpu);
-                if ticks && self.m.is_idle(cpu) {
-                    // An idle CPU's retained tick: its last until it runs.
-                    self.idle_tick_due.remove(cpu);
-                    self.tick_stopped(cpu);
+                // This jiffy's ticks from `cpu` on, while quiet (nohz.rs).
+                match self.deliver_quiet_ticks(t, cpu, &mut budget) {
+                    Some(cpu) => EventKind::Tick(cpu),
+                    None => continue,
                 }
-                self.advance_tick(at, cpu);
-                if !ticks {
-                    // A stopped tick (NO_HZ): nothing happens.
-                    continue;
-                }
-                self.m.now = t;
-                if let Some(kicks) = self.quiet_tick(cpu) {
-                    // Counted as the event it is; its idle-balance kick is
-                    // recorded as the pass would (one per jiffy).
-                    if kicks {
-                        self.last_ilb = Some(t);
-                    }
-                    self.private_passes_at(cpu, t, kicks);
-                    self.m.stats.events += 1;
-                    self.quiet_skipped += 1;
-                    continue;
-                }
-                EventKind::Tick(cpu)
             };
             self.m.now = t;
             self.m.stats.events += 1;
