@@ -387,22 +387,39 @@ impl Simulator {
     /// [`Self::stopped_quiet_until`] computed afresh and kept.
     #[inline(never)]
     fn renew_stopped_quiet_until(&mut self) -> (CpuSet, Ns) {
-        let stopped = self.stopped_cpus();
         let (_, kept_set, kept_until) = self.ilb_quiet_cache;
-        // The same CPUs, none touched since: their horizons, kept, are the
-        // ones the last answer was made of.
-        let untouched = |c: CpuId| self.quiet_stale[c] & STALE_BALANCE == 0;
-        let until = if kept_set == stopped && stopped.iter().all(untouched) {
-            kept_until
-        } else {
-            let mut until = Ns::MAX;
-            for c in stopped.iter() {
-                until = until.min(self.kept_balance_quiet_until(c));
-            }
-            until
-        };
+        let (stopped, until) = self.least_over_stopped(
+            Some((kept_set, kept_until)),
+            STALE_BALANCE,
+            Self::kept_balance_quiet_until,
+        );
         self.ilb_quiet_cache = (self.state_gen, stopped, until);
         (stopped, until)
+    }
+
+    /// The stopped CPUs and the least of `kept` over them. `last` is the
+    /// last such answer: the same CPUs, none of them with a `stale` bit
+    /// set since, give it again (their kept values are the ones it was
+    /// made of).
+    #[inline(always)]
+    pub(crate) fn least_over_stopped(
+        &mut self,
+        last: Option<(CpuSet, Ns)>,
+        stale: u8,
+        kept: impl Fn(&mut Self, CpuId) -> Ns,
+    ) -> (CpuSet, Ns) {
+        let stopped = self.stopped_cpus();
+        if let Some((last_set, last_least)) = last {
+            let untouched = |c: CpuId| self.quiet_stale[c] & stale == 0;
+            if last_set == stopped && stopped.iter().all(untouched) {
+                return (stopped, last_least);
+            }
+        }
+        let mut least = Ns::MAX;
+        for c in stopped.iter() {
+            least = least.min(kept(self, c));
+        }
+        (stopped, least)
     }
 
     /// `cpu`'s retained idle tick ran and its tick stops, without a

@@ -215,17 +215,9 @@ impl Simulator {
         if gen == self.state_gen {
             return (kept_set, kept_due);
         }
-        let stopped = self.stopped_cpus();
-        let untouched = |c: CpuId| self.quiet_stale[c] & STALE_PRIVATE == 0;
-        let due = if gen != u64::MAX && kept_set == stopped && stopped.iter().all(untouched) {
-            kept_due
-        } else {
-            let mut due = Ns::MAX;
-            for c in stopped.iter() {
-                due = due.min(self.private_due(c));
-            }
-            due
-        };
+        // After passes ran (generation u64::MAX) the last answer is stale.
+        let last = (gen != u64::MAX).then_some((kept_set, kept_due));
+        let (stopped, due) = self.least_over_stopped(last, STALE_PRIVATE, Self::private_due);
         self.private.stopped_cache = (self.state_gen, stopped, due);
         (stopped, due)
     }
