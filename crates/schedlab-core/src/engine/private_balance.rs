@@ -33,6 +33,17 @@ use crate::cpuset::{CpuId, CpuSet};
 /// this many handled events ([`Simulator::refresh_private_balance`]).
 const PRIVATE_ASK_EVERY: u64 = 32;
 
+/// The class indices whose bits are set in `mask`, lowest first.
+fn class_bits(mut mask: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (mask != 0).then(|| {
+            let k = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            k
+        })
+    })
+}
+
 /// The engine's state for private passes.
 pub(crate) struct PrivateBalance {
     /// Bit k: class k's balancing passes are private, as asked after the
@@ -103,10 +114,7 @@ impl Simulator {
         }
         let mut mask = 0u64;
         if self.quiet_ticks {
-            let mut cands = self.private.candidates.1;
-            while cands != 0 {
-                let k = cands.trailing_zeros() as usize;
-                cands &= cands - 1;
+            for k in class_bits(self.private.candidates.1) {
                 if self.classes.get_ref(k).tick_balance_private(&self.m) {
                     mask |= 1 << k;
                 }
@@ -158,19 +166,17 @@ impl Simulator {
         self.quiet_stale[cpu] &= !STALE_PRIVATE;
     }
 
+    /// As `balance_horizons(cpu).1` (nohz.rs), asking the private
+    /// classes only.
     fn fresh_private_due(&self, cpu: CpuId) -> Ns {
-        let mut due = Ns::MAX;
-        let mut mask = self.private.classes;
-        while mask != 0 {
-            let k = mask.trailing_zeros() as usize;
-            mask &= mask - 1;
-            due = due.min(
+        class_bits(self.private.classes)
+            .map(|k| {
                 self.classes
                     .get_ref(k)
-                    .tick_balance_quiet_until(&self.m, cpu),
-            );
-        }
-        due
+                    .tick_balance_quiet_until(&self.m, cpu)
+            })
+            .min()
+            .unwrap_or(Ns::MAX)
     }
 
     /// The private passes that the tick of `cpu` at `t`, counted quiet,
@@ -255,10 +261,7 @@ impl Simulator {
                 break;
             }
             self.m.now = at;
-            let mut mask = self.private.classes;
-            while mask != 0 {
-                let k = mask.trailing_zeros() as usize;
-                mask &= mask - 1;
+            for k in class_bits(self.private.classes) {
                 self.classes.get(k).tick_balance(&mut self.m, cpu);
             }
             self.quiet_stale[cpu] |= STALE_PRIVATE;
