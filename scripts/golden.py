@@ -76,6 +76,7 @@ def collect() -> Dict[str, Dict[str, str]]:
 
     def capture(text, source, config, progress=None):
         config = dict(config if isinstance(config, dict) else json.loads(config), trace=True)
+        config.pop("trace_counters", None)  # the whole trace, counters too, whatever the caller asked
         res = real(text, source, config, progress)
         key = f"{state['label']}#{state['n']:03d}:{_digest([text, config])}"
         state["n"] += 1

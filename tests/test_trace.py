@@ -282,3 +282,42 @@ def test_wakeup_paths_read_alike_from_a_run_and_from_its_exported_trace(root, tm
     for name, path, *_ in r.wakeup_paths("dl"):
         want[(name, path)] = want.get((name, path), 0) + 1
     assert got == want
+
+
+def test_a_trace_without_counters_has_the_events_and_no_counter_tracks(tmp_path):
+    # trace_counters=False: the same scheduler events (ftrace text, wakeups), no counter tracks.
+    full = schedlab.simulate(WL, cpus=2, trace=True)
+    bare = schedlab.simulate(WL, cpus=2, trace=True, trace_counters=False)
+    assert bare.ftrace_text() == full.ftrace_text() and bare.metrics == full.metrics
+    path = tmp_path / "t.pftrace"
+    bare.write_perfetto(path)
+    trace = pb.Trace.FromString(path.read_bytes())
+    assert not any(p.HasField("track_event") for p in trace.packet)
+    assert any(p.HasField("ftrace_events") for p in trace.packet)
+    # The wakeups grouped by thread name are the per-wakeup tuples, in the same order.
+    by_name = bare.waking_to_run_by_name("")
+    flat = bare.waking_to_run("")
+    assert {n: list(zip(*v)) for n, v in by_name.items()} == \
+        {n: [(w, r) for m, w, r in flat if m == n] for n in {m for m, _, _ in flat}}
+    assert sum(len(v[0]) for v in by_name.values()) == len(flat) > 100
+    assert set(bare.waking_to_run_by_name("sleepy")) == {"sleepy"}
+
+
+def test_run_writes_ftrace_text_without_sampling_counters(tmp_path, monkeypatch):
+    # `schedlab run --trace x.txt`: ftrace text has no counter tracks, so its run samples none.
+    from schedlab import cli
+
+    seen = []
+    real = cli.simulate
+
+    def spy(*a, **k):
+        seen.append(k.get("trace_counters"))
+        return real(*a, **k)
+
+    monkeypatch.setattr(cli, "simulate", spy)
+    wl = tmp_path / "w.json"
+    wl.write_text(__import__("json").dumps(WL))
+    for name, counters in (("t.txt", False), ("t.pftrace", True)):
+        assert cli.main(["run", str(wl), "--cpus", "2", "--trace", str(tmp_path / name), "--quiet"]) == 0
+        assert seen.pop() is counters
+    assert "sched_switch" in (tmp_path / "t.txt").read_text()

@@ -215,6 +215,12 @@ class SimResult:
         pending (a preempted thread running again) is no wakeup."""
         return self._native.waking_to_run(prefix)
 
+    def waking_to_run_by_name(self, prefix: str = "") -> Dict[str, Tuple[List[int], List[int]]]:
+        """:meth:`waking_to_run` grouped by thread name: name → (sched_waking ns, switch-in ns),
+        two lists in time order (threads that share a name share an entry). Cheaper than a tuple
+        per wakeup when a run has thousands."""
+        return {name: (woke, ran) for name, woke, ran in self._native.waking_to_run_by_comm(prefix)}
+
     def wakeup_paths(self, prefix: str = "") -> List[Tuple[str, str, int, Optional[int], int]]:
         """From the trace: each wakeup of the threads whose name starts with ``prefix`` as (name,
         path, sched_waking ns, first sched_migrate_task ns or None, switch-in ns), the path being
@@ -269,6 +275,7 @@ def simulate(
     seed: int = 0,
     set: Union[None, Mapping[str, int], Iterable[str]] = None,  # noqa: A002
     trace: bool = False,
+    trace_counters: bool = True,
     fairness_tasks: Optional[List[str]] = None,
     progress: Optional[Callable[[int, Optional[int]], None]] = None,
     capacity: Optional[Iterable[int]] = None,
@@ -289,7 +296,10 @@ def simulate(
     ``duration`` overrides the workload's ``global.duration`` (seconds or a
     string like ``"500ms"``); ``set`` overrides tunables (see
     :func:`schedulers`); ``trace=True`` records scheduler events for
-    :meth:`SimResult.write_perfetto`. ``capacity`` gives each CPU's original
+    :meth:`SimResult.write_perfetto`, and with them each task's class values (vruntime, deadline,
+    lag, ...) at its switches as Perfetto counter tracks unless ``trace_counters=False``: those
+    samples are most of what tracing costs, and the ftrace text, :meth:`SimResult.waking_to_run`
+    and :meth:`SimResult.wakeup_paths` do not read them. ``capacity`` gives each CPU's original
     capacity (1..1024) and ``freq_mhz`` its (current, maximum) frequency or
     just a frequency (current = maximum); one entry applies to every CPU.
     rt-app ``run`` work progresses at capacity/1024 × current/maximum.
@@ -336,6 +346,8 @@ def simulate(
         "hotplug": hotplug,
         "zero_costs": bool(zero_costs),
     }
+    if trace and not trace_counters:  # only when off: the configuration digests stay as they were
+        config["trace_counters"] = False
     if start_cpus:  # only when given: the configuration digests of earlier runs stay as they were
         config["start_cpus"] = [(str(k), int(v)) for k, v in sorted(start_cpus.items())]
     # The keys are the fields of the core's SimConfig, the one definition of each option.

@@ -76,12 +76,17 @@ def _cmd_completion(a: argparse.Namespace) -> int:
 
 
 
+def _is_perfetto(path: str, fmt: Optional[str]) -> bool:
+    """Whether ``run --trace PATH`` writes Perfetto; else ftrace text, which has no counter tracks
+    (so such a run does not sample them)."""
+    return fmt == "perfetto" or (fmt is None and path.endswith(PERFETTO_EXT))
+
+
 def _trace_path(result: SimResult, path: str, fmt: Optional[str], scheduler: str, multi: bool) -> str:
     if multi:
         root, ext = os.path.splitext(path)
         path = f"{root}.{scheduler.replace(':', '-')}{ext}"
-    perfetto = fmt == "perfetto" or (fmt is None and path.endswith(PERFETTO_EXT))
-    if perfetto:
+    if _is_perfetto(path, fmt):
         result.write_perfetto(path)
     else:
         result.write_ftrace(path)
@@ -193,7 +198,8 @@ def _cmd_run(a: argparse.Namespace) -> int:
         try:
             res = simulate(a.workload, sched, a.cpus, smt=a.smt, cpus_per_llc=a.llc, hz=a.hz,
                            duration=a.duration, seed=a.seed, set=a.set,
-                           trace=bool(a.trace), fairness_tasks=fairness, progress=bar,
+                           trace=bool(a.trace), trace_counters=_is_perfetto(a.trace or "", a.trace_format),
+                           fairness_tasks=fairness, progress=bar,
                            capacity=a.capacity, freq_mhz=a.freq, dl_policy=a.dl_policy,
                            governor=a.governor, freq_levels_mhz=a.freq_levels, hotplug=a.hotplug,
                            zero_costs=a.zero_costs, start_cpus=starts or None)

@@ -4,7 +4,9 @@
 //! `SCHEDLAB_REPEAT` (run N times, print the last: for profilers) and
 //! `SCHEDLAB_PERFETTO=PATH` (also write the trace there as Perfetto) and
 //! `SCHEDLAB_TRACE_ONLY` (record the trace, print the metrics: the cost of
-//! recording alone) and `SCHEDLAB_SET=name=value,...` (tunables).
+//! recording alone) and `SCHEDLAB_SET=name=value,...` (tunables) and
+//! `SCHEDLAB_NO_COUNTERS` (a trace of the scheduler events alone:
+//! `SimConfig::trace_counters` off).
 use schedlab_core::config::SimConfig;
 
 fn main() {
@@ -25,6 +27,7 @@ fn main() {
         scheduler: args.get(2).map_or("eevdf", |s| s.as_str()).into(),
         cpus: args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1),
         trace: std::env::var("SCHEDLAB_FTRACE").is_ok() || trace_only || perfetto.is_some(),
+        trace_counters: std::env::var("SCHEDLAB_NO_COUNTERS").is_err(),
         zero_costs: std::env::var("SCHEDLAB_ZERO_COSTS").is_ok(),
         hz: env_num("SCHEDLAB_HZ").unwrap_or(defaults.hz),
         ..defaults

@@ -112,6 +112,13 @@ pub struct SimConfig {
     pub zero_costs: bool,
     /// Record a trace.
     pub trace: bool,
+    /// With `trace`, also sample each task's class values (vruntime,
+    /// deadline, lag, ...) at its switches as counters (Perfetto's counter
+    /// tracks). Off, the trace holds the scheduler events alone: the
+    /// samples are most of a traced run's extra work (a wakeup-heavy run's
+    /// recording cost is almost all theirs), which a reader of wakeups and
+    /// switches alone need not pay.
+    pub trace_counters: bool,
     /// Tasks (by name) whose CPU times enter Jain's fairness index (empty = all).
     pub fairness_tasks: Vec<String>,
     /// How the deadline class orders SCHED_DEADLINE tasks: a deadline
@@ -152,6 +159,7 @@ impl Default for SimConfig {
             set: vec![],
             zero_costs: false,
             trace: false,
+            trace_counters: true,
             fairness_tasks: vec![],
             dl_policy: "edf".into(),
             governor: crate::engine::governor::Governor::Userspace,

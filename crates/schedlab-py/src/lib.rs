@@ -258,6 +258,29 @@ impl PyRunResult {
             .collect())
     }
 
+    /// The same wakeups by comm, in order of each comm's first: (comm,
+    /// waking ns, switch-in ns), the times as two lists in time order
+    /// (threads that share a comm share an entry). As two lists of ints
+    /// rather than a tuple each: a reader of thousands of wakeups per run
+    /// (the shoot-out's probes) paid more for the tuples than the
+    /// simulation took to trace them.
+    #[allow(clippy::type_complexity)]
+    fn waking_to_run_by_comm(&self, prefix: &str) -> PyResult<Vec<(String, Vec<u64>, Vec<u64>)>> {
+        let t = self.trace()?;
+        let mut slot: std::collections::BTreeMap<&str, usize> = Default::default();
+        let mut out: Vec<(String, Vec<u64>, Vec<u64>)> = Vec::new();
+        for (i, w, r) in t.waking_to_run(|i| t.tasks[i].comm.starts_with(prefix)) {
+            let comm = t.tasks[i].comm.as_str();
+            let k = *slot.entry(comm).or_insert_with(|| {
+                out.push((comm.to_string(), Vec::new(), Vec::new()));
+                out.len() - 1
+            });
+            out[k].1.push(w);
+            out[k].2.push(r);
+        }
+        Ok(out)
+    }
+
     /// Wakeups of the tasks whose comm starts with `prefix`, each with how
     /// it reached its CPU: (comm, path, waking ns, first move ns or None,
     /// switch-in ns), in switch-in order (`TraceData::wakeup_paths`).

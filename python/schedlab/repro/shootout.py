@@ -47,8 +47,12 @@ def _jitter(spec: dict, probe: dict, hogs: int) -> dict:
 
 
 def _run(spec: dict, wl: dict, sched: str, seed: int, trace: bool = False):
+    """One run on the experiment's platform; ``trace``: record the scheduler events for
+    :func:`lateness_of` (not the task counters, which it does not read and which were most of a
+    traced jitter run's cost)."""
     p = spec["platform"]
     return simulate(wl, sched, p["cpus"], smt=p["smt"], hz=p["hz"], seed=seed, trace=trace,
+                    trace_counters=False,
                     set={k: p[k] for k in ("noise_interval_us", "preempt_model", "tick_phase_ns") if k in p})
 
 
@@ -71,12 +75,12 @@ def lateness(ftrace: str, probes: List[str], slack_us: float) -> Dict[str, List[
 
 def lateness_of(r, probes: List[str], slack_us: float) -> Dict[str, List[float]]:
     """:func:`lateness` of a run's trace without rendering it as text: the same waking →
-    switch-in pairs (``SimResult.waking_to_run``) at the text's µs resolution (timestamps
+    switch-in pairs (``SimResult.waking_to_run_by_name``) at the text's µs resolution (timestamps
     truncated to whole µs), computed in integers rather than read back from decimal text."""
     out: Dict[str, List[float]] = {p: [] for p in probes}
-    for name, woke, ran in r.waking_to_run("probe"):
+    for name, (woke, ran) in r.waking_to_run_by_name("probe").items():
         if name in out:
-            out[name].append(ran // 1000 - woke // 1000 + slack_us)
+            out[name] = [r_ // 1000 - w // 1000 + slack_us for w, r_ in zip(woke, ran)]
     return out
 
 

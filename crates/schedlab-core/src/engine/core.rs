@@ -167,10 +167,11 @@ impl Simulator {
         self.set_seg_end(cpu, end);
     }
 
-    /// While tracing, `t`'s class values (`SchedClass::task_debug`:
+    /// While tracing with counters, `t`'s class values (`SchedClass::task_debug`:
     /// vruntime, deadline, lag, ...) as counters, sampled at its switches.
     fn trace_task_counters(&mut self, t: Option<TaskId>) {
-        let Some(t) = t.filter(|_| self.m.trace.is_some()) else {
+        let sampled = self.m.trace.as_ref().is_some_and(|tr| tr.sample_counters);
+        let Some(t) = t.filter(|_| sampled) else {
             return;
         };
         let c = self.class_of(t);

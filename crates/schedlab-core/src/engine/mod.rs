@@ -295,7 +295,7 @@ impl Simulator {
             rng: Rng::new(cfg.seed),
             seed: cfg.seed,
             stats: Stats::default(),
-            trace: cfg.trace.then(Trace::default),
+            trace: cfg.trace.then(|| Trace::new(cfg.trace_counters)),
             migrations: vec![],
             online: topo.all(),
             timers: vec![],

@@ -111,9 +111,19 @@ pub struct Trace {
     pub records: Records,
     /// Task counters, sampled at switches.
     pub counters: TaskCounters,
+    /// Whether the counters are sampled (`SimConfig::trace_counters`).
+    pub sample_counters: bool,
 }
 
 impl Trace {
+    /// An empty trace; `sample_counters`: whether task counters are kept.
+    pub fn new(sample_counters: bool) -> Trace {
+        Trace {
+            sample_counters,
+            ..Trace::default()
+        }
+    }
+
     /// Append a record.
     pub fn push(&mut self, ts: Ns, cpu: CpuId, ev: TraceEvent) {
         self.records.push(Record { ts, cpu, ev });
