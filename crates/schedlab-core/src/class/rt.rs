@@ -196,18 +196,21 @@ impl Rt {
             let p = bits.trailing_zeros() as usize;
             bits &= bits - 1;
             for &t in &q.queue[p] {
-                let aff = m.tasks[t].affinity;
-                let movable = match dst {
-                    Some(d) => aff.contains(d),
-                    None => aff.count() > 1,
-                };
                 // Running is what this class last set next (`curr`), not
                 // the CPU's current task: from set_next_task, inside
                 // `__schedule`, the CPU still shows the task just put back,
                 // which put_prev_task_rt made pushable (the kernel's push
-                // runs as a balance callback after the switch).
-                let running = q.curr == Some(t);
-                if !running && movable && !skip.contains(&t) {
+                // runs as a balance callback after the switch). Asked
+                // first: most queues hold their running task alone.
+                if q.curr == Some(t) {
+                    continue;
+                }
+                let aff = &m.tasks[t].affinity;
+                let movable = match dst {
+                    Some(d) => aff.contains(d),
+                    None => aff.count() > 1,
+                };
+                if movable && !skip.contains(&t) {
                     return Some(t);
                 }
             }
@@ -221,7 +224,9 @@ impl Rt {
         if self.rq[cpu].throttled {
             return;
         }
-        let mut levels: Vec<i32> = (0..m.nr_cpus()).map(|c| self.level(c)).collect();
+        // The CPUs' levels (cpupri) are read once a task is to be pushed:
+        // most calls (each RT set_next_task) find nothing pushable.
+        let mut levels: Vec<i32> = Vec::new();
         let mut pushed: Vec<TaskId> = vec![];
         // What runs (or is about to run, from set_next_task) on this CPU.
         let curr_prio = self.rq[cpu]
@@ -234,6 +239,9 @@ impl Rt {
                 // It outranks what runs here: this CPU will pick it.
                 m.resched(cpu);
                 return;
+            }
+            if levels.is_empty() {
+                levels = (0..m.nr_cpus()).map(|c| self.level(c)).collect();
             }
             let Some(dst) = self.find_lowest_rq(m, t, &levels, cpu, None) else {
                 return;
