@@ -37,6 +37,10 @@ WORKLOADS = [
     ("global EDF 64 CPUs/500 tasks/5 s", lambda: gedf_wide(500, 5), "eevdf", 64, EDF),
     ("hogs 1,000 tasks/8 CPUs/10 s", lambda: hogs(1000, 10), "eevdf", 8, {}),
     ("schbench-like 4x16/8 CPUs/1 s", lambda: schbench_like(4, 16, 1), "eevdf", 8, {}),
+    # The suite's traced line: the run with its trace recorded, counters included, and written as
+    # Perfetto (its output: the metrics and the file's bytes).
+    ("  same, traced and written as Perfetto", lambda: schbench_like(4, 16, 1), "eevdf", 8,
+     {"SCHEDLAB_TRACE_ONLY": "1", "SCHEDLAB_PERFETTO": "{trace}"}),
 ]
 # Flat cost: instructions per event of 10 s more (11 s minus 1 s, so that set-up does not count).
 FLAT = [(n, lambda n=n, s=s: hogs(n, s), s) for n in (100, 10_000) for s in (1, 11)]
@@ -89,18 +93,25 @@ def base_checkout(rev: str) -> Tuple[Path, str]:
 
 
 def count(binary: Path, wl_path: str, sched: str, cpus: int, env: Dict[str, str]) -> Tuple[int, int, str]:
-    """(instructions, events, digest of the metrics) of one run of ``binary`` under valgrind."""
+    """(instructions, events, digest of the metrics) of one run of ``binary`` under valgrind. A
+    ``{trace}`` in an ``env`` value names a file in a scratch directory, whose bytes then count as
+    output too (the Perfetto file of a traced line)."""
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "cg.out")
+        trace = os.path.join(d, "trace.out")
         cmd = ["valgrind", "--tool=cachegrind", "--cache-sim=no", f"--cachegrind-out-file={out}",
                str(binary), wl_path, sched, str(cpus)]
         p = subprocess.run(cmd, capture_output=True, text=True, check=False,
-                           env={**os.environ, **env})
+                           env={**os.environ, **{k: v.replace("{trace}", trace) for k, v in env.items()}})
+        digest = hashlib.sha256(p.stdout.encode())
+        if os.path.exists(trace):
+            with open(trace, "rb") as f:
+                digest.update(f.read())
     if p.returncode != 0:
         raise BenchError(f"{binary} {wl_path}: exit {p.returncode}: {p.stderr.strip()[-400:]}")
     metrics = json.loads(p.stdout)
     events = int(metrics["events"]) + int(metrics["context_switches"])
-    return instructions_of(p.stderr), events, hashlib.sha256(p.stdout.encode()).hexdigest()
+    return instructions_of(p.stderr), events, digest.hexdigest()
 
 
 def _row(name: str, new: Tuple[int, int, str], base: Optional[Tuple[int, int, str]]) -> None:

@@ -331,6 +331,30 @@ mod tests {
         assert_eq!(got, want);
     }
 
+    /// Names that appear after samples were kept (a policy's values, say)
+    /// keep the values each task had for the names it gave before.
+    #[test]
+    fn new_names_keep_the_last_values() {
+        let names: Vec<&'static str> = (0..20)
+            .map(|i| &*Box::leak(format!("n{i}").into_boxed_str()))
+            .collect();
+        let mut c = TaskCounters::default();
+        c.sample(1, 0, &[(names[0], 5)]);
+        c.sample(1, 3, &[(names[0], 6)]);
+        let all: Vec<(&'static str, i64)> = names.iter().map(|n| (*n, 5)).collect();
+        c.sample(2, 0, &all);
+        c.sample(3, 3, &all);
+        let got: Vec<(Ns, u32, &str)> = c
+            .samples()
+            .map(|s| (s.ts, s.task, c.names[s.name as usize]))
+            .collect();
+        // Task 0 had n0 = 5 already: left out at 2; task 3 had 6: recorded.
+        let mut want = vec![(1, 0, "n0"), (1, 3, "n0")];
+        want.extend(names[1..].iter().map(|n| (2, 0, *n)));
+        want.extend(names.iter().map(|n| (3, 3, *n)));
+        assert_eq!(got, want);
+    }
+
     /// `for_each_group` gives the samples, those of one task at one time
     /// together (`samples` is read through it; the randomized test above
     /// checks the values against a model of their own).
