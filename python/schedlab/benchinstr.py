@@ -92,10 +92,14 @@ def base_checkout(rev: str) -> Tuple[Path, str]:
     return tree, commit[:10]
 
 
-def count(binary: Path, wl_path: str, sched: str, cpus: int, env: Dict[str, str]) -> Tuple[int, int, str]:
-    """(instructions, events, digest of the metrics) of one run of ``binary`` under valgrind. A
-    ``{trace}`` in an ``env`` value names a file in a scratch directory, whose bytes then count as
-    output too (the Perfetto file of a traced line)."""
+Count = Tuple[int, Optional[int], str]  # instructions, events (None: not printed), output digest
+
+
+def count(binary: Path, wl_path: str, sched: str, cpus: int, env: Dict[str, str]) -> Count:
+    """(instructions, events, digest of the output) of one run of ``binary`` under valgrind: the
+    output is the metrics it prints, or where an ``env`` value holds ``{trace}`` (a file in a
+    scratch directory: the Perfetto file of the traced line) that file's bytes, which a base
+    binary older than its printing the metrics beside it writes too (events: None then)."""
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "cg.out")
         trace = os.path.join(d, "trace.out")
@@ -103,19 +107,23 @@ def count(binary: Path, wl_path: str, sched: str, cpus: int, env: Dict[str, str]
                str(binary), wl_path, sched, str(cpus)]
         p = subprocess.run(cmd, capture_output=True, text=True, check=False,
                            env={**os.environ, **{k: v.replace("{trace}", trace) for k, v in env.items()}})
-        digest = hashlib.sha256(p.stdout.encode())
         if os.path.exists(trace):
             with open(trace, "rb") as f:
-                digest.update(f.read())
+                digest = hashlib.sha256(f.read()).hexdigest()
+        else:
+            digest = hashlib.sha256(p.stdout.encode()).hexdigest()
     if p.returncode != 0:
         raise BenchError(f"{binary} {wl_path}: exit {p.returncode}: {p.stderr.strip()[-400:]}")
-    metrics = json.loads(p.stdout)
-    events = int(metrics["events"]) + int(metrics["context_switches"])
-    return instructions_of(p.stderr), events, digest.hexdigest()
+    events = None
+    if p.stdout.strip():
+        metrics = json.loads(p.stdout)
+        events = int(metrics["events"]) + int(metrics["context_switches"])
+    return instructions_of(p.stderr), events, digest
 
 
-def _row(name: str, new: Tuple[int, int, str], base: Optional[Tuple[int, int, str]]) -> None:
+def _row(name: str, new: Count, base: Optional[Count]) -> None:
     ins, ev, digest = new
+    ev = ev or 0
     text = f"{name:44} {ev:>10,} {ins / 1e6:>10.2f} M {ins / max(1, ev):>9.1f}"
     if base is not None:
         same = "same" if base[2] == digest else "DIFFERENT"

@@ -4,7 +4,8 @@
 //! `SCHEDLAB_REPEAT` (run N times, print the last: for profilers) and
 //! `SCHEDLAB_PERFETTO=PATH` (also write the trace there as Perfetto) and
 //! `SCHEDLAB_TRACE_ONLY` (record the trace, print the metrics: the cost of
-//! recording alone) and `SCHEDLAB_SET=name=value,...` (tunables) and
+//! recording alone; with `SCHEDLAB_PERFETTO`, print them after writing) and
+//! `SCHEDLAB_SET=name=value,...` (tunables) and
 //! `SCHEDLAB_NO_COUNTERS` (a trace of the scheduler events alone:
 //! `SimConfig::trace_counters` off).
 use schedlab_core::config::SimConfig;
@@ -56,6 +57,10 @@ fn main() {
                     eprintln!("{out}: {e}");
                     std::process::exit(2)
                 }
+            }
+            if trace_only {
+                let json = serde_json::to_string_pretty(&r.metrics).unwrap_or_default();
+                println!("{json}");
             }
         }
         Ok(r) if r.trace.is_some() && !trace_only => {

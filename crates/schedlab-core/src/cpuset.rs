@@ -108,6 +108,27 @@ impl CpuSet {
         self.iter().next()
     }
 
+    /// Highest CPU in the set (`cpumask_last`), read from the top word
+    /// down.
+    pub fn last(&self) -> Option<CpuId> {
+        let word = self.bits.iter().rposition(|w| *w != 0)?;
+        Some(word * 64 + 63 - self.bits[word].leading_zeros() as usize)
+    }
+
+    /// CPUs at or above `start`.
+    pub fn from(&self, start: CpuId) -> CpuSet {
+        let mut s = *self;
+        for (i, w) in s.bits.iter_mut().enumerate() {
+            let lo = i * 64;
+            if start >= lo + 64 {
+                *w = 0;
+            } else if start > lo {
+                *w &= u64::MAX << (start - lo);
+            }
+        }
+        s
+    }
+
     /// Lowest CPU in the set at or above `start` (`cpumask_next`: the
     /// words below `start`'s are skipped, not scanned bit by bit).
     pub fn first_from(&self, start: CpuId) -> Option<CpuId> {
@@ -192,6 +213,25 @@ impl Serialize for CpuSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn last_and_from_agree_with_iterating() {
+        let mut rng = crate::rng::Rng::new(5);
+        for _ in 0..200 {
+            let mut s = CpuSet::empty();
+            for _ in 0..(rng.next_u64() % 12) {
+                s.insert((rng.next_u64() % MAX_CPUS as u64) as usize);
+            }
+            assert_eq!(s.last(), s.iter().last());
+            let start = (rng.next_u64() % (MAX_CPUS as u64 + 2)) as usize;
+            let want: Vec<CpuId> = s.iter().filter(|c| *c >= start).collect();
+            assert_eq!(
+                s.from(start).iter().collect::<Vec<_>>(),
+                want,
+                "from {start}"
+            );
+        }
+    }
 
     #[test]
     fn first_from_finds_the_lowest_cpu_at_or_above_start() {

@@ -155,6 +155,35 @@ fn most_deadline_ticks_are_quiet_and_no_fair_tick_is() {
     assert_eq!(skipped, 0);
 }
 
+/// Issue 18's wide global-EDF shape scaled down (`n` DEADLINE tasks of
+/// distinct periods, 16 + i ms, and runtimes, 3 + i mod 5 ms: most CPUs of
+/// a wide machine busy at each jiffy, idle ones keeping a retained tick)
+/// beside [`fair_bursts`]' fair tasks: a jiffy's quiet ticks go all at
+/// once (nohz.rs `quiet_rest_of_jiffy`), with private passes and
+/// idle-balance kicks among them.
+fn wide_gedf_beside_fair_bursts(n: u64, secs: u64) -> String {
+    let mut tasks: Vec<String> = (1..=n)
+        .map(|i| {
+            let (period, wcet) = ((16 + i) * 1000, (3 + i % 5) * 1000);
+            format!(
+                r#""t{i}": {{"policy": "SCHED_DEADLINE", "dl-runtime": {wcet}, "dl-deadline": {period},
+                    "dl-period": {period}, "run": {wcet}, "timer": {{"ref": "u{i}", "period": {period}}}}}"#
+            )
+        })
+        .collect();
+    tasks.push(
+        r#""burst": {"instance": 5, "run": 60000, "sleep": 1300000},
+        "chatty": {"instance": 10, "phases": {
+            "busy": {"loop": 40, "run": 900, "timer": {"ref": "sync", "period": 1500}},
+            "away": {"sleep": 1700000}}}"#
+            .into(),
+    );
+    format!(
+        r#"{{"global": {{"duration": {secs}}}, "tasks": {{{}}}}}"#,
+        tasks.join(",")
+    )
+}
+
 /// DEADLINE jobs beside fair tasks that run in bursts and sleep long
 /// enough for every fair signal to decay to zero: between bursts the fair
 /// class's periodic passes are private and run at quiet ticks (busy CPUs'
@@ -194,6 +223,14 @@ fn fair_bursts_between_deadline_jobs_are_the_same_with_quiet_ticks() {
         both_ways("fair-bursts", &fair_bursts(60_000, 1_300_000), c.clone());
         both_ways_balance_state("fair-bursts", &fair_bursts(60_000, 1_300_000), c.clone());
         both_ways_balance_state("fair-bursts-short", &fair_bursts(3_000, 900_000), c);
+    }
+    // Wide machines whose jiffies have many ticking CPUs (a jiffy's quiet
+    // ticks all at once), with idle CPUs' retained ticks among them.
+    for (cpus, n, hz) in [(16, 40, 1000), (16, 60, 1000), (32, 80, 250)] {
+        let c = with("eevdf", cpus, |c| c.hz = hz);
+        let text = wide_gedf_beside_fair_bursts(n, 3);
+        both_ways("wide-gedf-fair-bursts", &text, c.clone());
+        both_ways_balance_state("wide-gedf-fair-bursts", &text, c);
     }
     // A fair policy with its own balancing hooks (never private) and the
     // kernel 6.18 fair class.

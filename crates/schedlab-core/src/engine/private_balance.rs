@@ -137,7 +137,7 @@ impl Simulator {
     /// classes' `tick_balance_quiet_until`), kept until `cpu` is touched or
     /// a pass runs.
     #[inline(always)]
-    fn private_due(&mut self, cpu: CpuId) -> Ns {
+    pub(crate) fn private_due(&mut self, cpu: CpuId) -> Ns {
         if self.quiet_stale[cpu] & STALE_PRIVATE == 0 {
             let kept = self.private.kept[cpu];
             debug_assert_eq!(
