@@ -261,7 +261,9 @@ impl Simulator {
             _ => self.stopped_quiet_until(),
         };
         // The stopped CPUs as the loop would see them at each slot: those
-        // stopped now and the retained ticks before it (its own counted in).
+        // stopped now (none of them ticks) and the retained ticks before it
+        // (its own counted in).
+        debug_assert!(!stopped.intersects(&slots));
         let mut nr_stopped = stopped.count();
         let (mut kicker, mut due) = (None, CpuSet::empty());
         let private = self.private.classes != 0;
