@@ -359,16 +359,26 @@ impl Simulator {
     /// whether or not another CPU kicked it in the same jiffy: a horizon
     /// that is short only makes a tick run in full.
     pub(crate) fn quiet_until(&mut self, cpu: CpuId) -> Ns {
+        self.quiet_horizon(cpu).0
+    }
+
+    /// ([`Self::quiet_until`], whether the tick of `cpu` kicks the idle
+    /// balancer when none ran yet in its jiffy): the stopped CPUs and the
+    /// kick are read once for both. A retained idle tick's CPU is stopped
+    /// from its tick on; it is not its own target.
+    #[inline]
+    fn quiet_horizon(&mut self, cpu: CpuId) -> (Ns, bool) {
         let until = self.own_quiet_until(cpu);
         if until == 0 || self.tick_mode == TickMode::Periodic {
-            return until;
+            return (until, false);
         }
         let (mut stopped, stopped_until) = self.stopped_quiet_until();
+        debug_assert_eq!(stopped, self.stopped_cpus());
         stopped.remove(cpu);
         if stopped.is_empty() || !self.kicks_when_targets(cpu) {
-            return until;
+            return (until, false);
         }
-        until.min(stopped_until)
+        (until.min(stopped_until), true)
     }
 
     /// `cpu`'s state may have changed (its run queue, its current task, a
@@ -570,28 +580,14 @@ impl Simulator {
 
     /// Whether the tick of `cpu` now is quiet ([`Self::quiet_until`]):
     /// Some(kicks), `kicks` telling whether it kicks the idle balancer (its
-    /// pass would find nothing due).
-    ///
-    /// [`Self::quiet_until`] and [`Self::ilb_targets_at`] in one: both
-    /// read the stopped CPUs and whether `cpu` kicks, here read once, the
-    /// stopped CPUs from the generation's kept set. Every quiet tick of a
-    /// jiffy asks (64 CPUs).
+    /// pass would find nothing due): [`Self::ilb_targets_at`] from the same
+    /// reading of the stopped CPUs ([`Self::quiet_horizon`]; every quiet
+    /// tick of a jiffy asks, 64 CPUs).
     #[inline]
     pub(crate) fn quiet_tick(&mut self, cpu: CpuId) -> Option<bool> {
         let now = self.m.now;
-        if now >= self.own_quiet_until(cpu) {
-            return None;
-        }
-        if self.tick_mode == TickMode::Periodic {
-            return Some(false);
-        }
-        // A retained idle tick's CPU is stopped from this tick on (it is
-        // not its own target).
-        let (mut stopped, stopped_until) = self.stopped_quiet_until();
-        debug_assert_eq!(stopped, self.stopped_cpus());
-        stopped.remove(cpu);
-        let kicks = !stopped.is_empty() && self.kicks_when_targets(cpu);
-        if kicks && now >= stopped_until {
+        let (until, kicks) = self.quiet_horizon(cpu);
+        if now >= until {
             return None;
         }
         let kicks = kicks && self.last_ilb != Some(now);
