@@ -104,8 +104,10 @@ pub struct Record {
     pub ev: TraceEvent,
 }
 
-/// In-memory recorder (the tracefs ring buffer, without overwrite).
-#[derive(Debug, Clone, Default)]
+/// In-memory recorder (the tracefs ring buffer, without overwrite). Its
+/// `Default` samples the task counters, as `SimConfig::trace_counters`
+/// does by default.
+#[derive(Debug, Clone)]
 pub struct Trace {
     /// Records in the order they happened (non-decreasing time).
     pub records: Records,
@@ -115,12 +117,19 @@ pub struct Trace {
     pub sample_counters: bool,
 }
 
+impl Default for Trace {
+    fn default() -> Self {
+        Trace::new(true)
+    }
+}
+
 impl Trace {
     /// An empty trace; `sample_counters`: whether task counters are kept.
     pub fn new(sample_counters: bool) -> Trace {
         Trace {
+            records: Records::default(),
+            counters: TaskCounters::default(),
             sample_counters,
-            ..Trace::default()
         }
     }
 
