@@ -38,7 +38,7 @@ WORKLOADS = [
     ("hogs 1,000 tasks/8 CPUs/10 s", lambda: hogs(1000, 10), "eevdf", 8, {}),
     ("schbench-like 4x16/8 CPUs/1 s", lambda: schbench_like(4, 16, 1), "eevdf", 8, {}),
     # The suite's traced line: the run with its trace recorded, counters included, and written as
-    # Perfetto (its output: the metrics and the file's bytes).
+    # Perfetto (its output, compared with the base's: the file's bytes; see `count`).
     ("  same, traced and written as Perfetto", lambda: schbench_like(4, 16, 1), "eevdf", 8,
      {"SCHEDLAB_TRACE_ONLY": "1", "SCHEDLAB_PERFETTO": "{trace}"}),
 ]
