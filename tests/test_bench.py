@@ -60,6 +60,22 @@ def test_instruction_count_is_read_from_valgrinds_summary():
         raise AssertionError("a summary without a count must be an error")
 
 
+def test_simulated_misses_are_read_from_valgrinds_summary():
+    from schedlab import benchinstr
+
+    err = ("==7== I   refs:      1,501,607,237\n"
+           "==7== D1  misses:       12,593,892  ( 10,790,279 rd   +   1,803,613 wr)\n"
+           "==7== LLd misses:        5,440,147  (  4,015,160 rd   +   1,424,987 wr)\n"
+           "==7== LL misses:         5,483,451  (  4,058,464 rd   +   1,424,987 wr)\n")
+    assert benchinstr.misses_of(err) == (12_593_892, 5_440_147)
+    try:
+        benchinstr.misses_of("==7== I   refs:      1,501,607,237\n")
+    except benchinstr.BenchError as e:
+        assert "no cache misses" in str(e)
+    else:
+        raise AssertionError("a summary without misses must be an error")
+
+
 def test_base_without_instructions_is_a_usage_error():
     import subprocess
     import sys

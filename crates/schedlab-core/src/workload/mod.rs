@@ -103,6 +103,14 @@ impl Policy {
         matches!(self, Policy::Fifo | Policy::Rr)
     }
 
+    /// SCHED_FIFO, SCHED_RR or SCHED_DEADLINE: the policies whose kernel
+    /// priority ([`crate::task::Task::prio`]) is below `MAX_RT_PRIO` (an RT
+    /// priority gives 99 − rt_priority ≤ 99, DEADLINE −1; every other policy
+    /// 120 + nice ≥ 100, nice being −20..19).
+    pub fn is_rt_or_dl(self) -> bool {
+        matches!(self, Policy::Fifo | Policy::Rr | Policy::Deadline)
+    }
+
     /// (nice, rt_priority) from rt-app's `priority`: nice for fair policies
     /// (default 0), RT priority for FIFO/RR (default 10, formats.md §1).
     pub fn split_priority(self, priority: Option<i32>) -> (i32, u32) {
