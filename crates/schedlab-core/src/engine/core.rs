@@ -9,7 +9,7 @@ use crate::clock::Ns;
 use crate::cpuset::CpuId;
 use crate::event::EventKind;
 use crate::machine::MigrationKind;
-use crate::task::{Busy, OnRq, TaskId, TaskState};
+use crate::task::{Busy, OnRq, Stamp, TaskId, TaskState};
 use crate::trace::{PrevState, TraceEvent};
 use crate::workload::Policy;
 
@@ -97,14 +97,14 @@ impl Simulator {
             return;
         }
         self.m.rqs[cpu].seg_start = now;
-        if let Some(Busy::Work(left)) = self.m.tasks[t].prog.busy {
+        if let Some(Busy::Work(left)) = self.m.tasks[t].busy {
             let (num, den) = self.rate(cpu, t);
             let done = if num == den {
                 (now - start).min(left) // exact: x·num/den = x
             } else {
                 (((now - start) as u128 * num) / den).min(left as u128) as u64
             };
-            self.m.tasks[t].prog.busy = Some(Busy::Work(left - done));
+            self.m.tasks[t].busy = Some(Busy::Work(left - done));
             self.m.stats.tasks[t].work_done += done;
         }
     }
@@ -150,7 +150,7 @@ impl Simulator {
         };
         self.m.rqs[cpu].seg_start = self.m.now + delay;
         let start = self.m.rqs[cpu].seg_start;
-        let end = match self.m.tasks[t].prog.busy {
+        let end = match self.m.tasks[t].busy {
             Some(Busy::Work(left)) => {
                 let (num, den) = self.rate(cpu, t);
                 // At the calibration rate (num = den) the segment lasts
@@ -438,7 +438,7 @@ impl Simulator {
         if self.m.tasks[p].state != TaskState::Running {
             return;
         }
-        if self.m.tasks[p].prog.busy.is_some() {
+        if self.m.tasks[p].busy.is_some() {
             self.start_segment(cpu, 0);
         } else if let Err(e) = self.step(p) {
             self.fail(e);
@@ -464,7 +464,7 @@ impl Simulator {
         t.last_run_end = now;
         if t.state == TaskState::Running {
             t.state = TaskState::Runnable;
-            t.runnable_since = Some(now);
+            t.runnable_since = Stamp::at(now);
         }
     }
 
@@ -544,7 +544,7 @@ impl Simulator {
         }
         let overhead = std::mem::take(&mut self.m.rqs[cpu].pending_overhead);
         let delay = self.cs_cost + overhead + if migrated { self.mig_cost } else { 0 };
-        if self.m.tasks[n].prog.busy.is_some() {
+        if self.m.tasks[n].busy.is_some() {
             self.start_segment(cpu, delay);
         } else {
             self.m.rqs[cpu].seg_start = now + delay;
@@ -563,7 +563,7 @@ impl Simulator {
         let task = &mut self.m.tasks[t];
         task.on_rq = OnRq::Queued;
         task.state = TaskState::Runnable;
-        task.runnable_since = Some(self.m.now);
+        task.runnable_since = Stamp::at(self.m.now);
         self.m.rqs[cpu].nr_running += 1;
         self.m.sync_idle(cpu);
     }
@@ -703,8 +703,8 @@ impl Simulator {
                 let task = &mut self.m.tasks[t];
                 task.on_rq = OnRq::Queued;
                 task.state = TaskState::Runnable;
-                task.runnable_since = Some(self.m.now);
-                task.waking_since = Some(self.m.now);
+                task.runnable_since = Stamp::at(self.m.now);
+                task.waking_since = Stamp::at(self.m.now);
                 self.m.rqs[prev_cpu].nr_running += 1;
                 self.m.sync_idle(prev_cpu);
                 self.m.trace(prev_cpu, TraceEvent::Wakeup { task: t });
@@ -725,7 +725,7 @@ impl Simulator {
             }
             OnRq::No => {}
         }
-        self.m.tasks[t].waking_since = Some(self.m.now);
+        self.m.tasks[t].waking_since = Stamp::at(self.m.now);
         let c = self.class_of(t);
         let cpu = self.select_task_rq(t, prev_cpu, WakeFlags::TTWU, waker);
         let mut flags = EnqueueFlags::WAKEUP;

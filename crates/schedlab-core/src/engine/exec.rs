@@ -122,7 +122,7 @@ impl Simulator {
             self.m.tasks[t].prog.work_pending = left - chunk;
             Busy::Work(chunk)
         };
-        self.m.tasks[t].prog.busy = Some(busy);
+        self.m.tasks[t].busy = Some(busy);
     }
 
     /// Current event of `t`, moving across phase and loop boundaries and
@@ -361,10 +361,10 @@ impl Simulator {
                 }
                 self.m.tasks[t].prog.relock = None;
             }
-            if self.m.tasks[t].prog.busy.is_none() {
+            if self.m.tasks[t].busy.is_none() {
                 self.next_work_chunk(t);
             }
-            if self.m.tasks[t].prog.busy.is_some() {
+            if self.m.tasks[t].busy.is_some() {
                 self.start_segment(cpu, self.m.rqs[cpu].seg_start.saturating_sub(self.m.now));
                 return Ok(());
             }
@@ -381,7 +381,7 @@ impl Simulator {
                 Op::Runtime(ns) => {
                     self.advance(t);
                     if ns > 0 {
-                        self.m.tasks[t].prog.busy = Some(Busy::Until(later(self.m.now, ns)));
+                        self.m.tasks[t].busy = Some(Busy::Until(later(self.m.now, ns)));
                     }
                 }
                 Op::Sleep(ns) => {

@@ -399,7 +399,7 @@ impl Simulator {
         let Some(t) = self.m.rqs[cpu].curr else {
             return;
         };
-        let Some(Busy::Work(_)) = self.m.tasks[t].prog.busy else {
+        let Some(Busy::Work(_)) = self.m.tasks[t].busy else {
             return;
         };
         // A drawn delay (`wakeup_spread_pct`) can be shorter than the IPI's

@@ -8,7 +8,7 @@ use crate::class::{DequeueFlags, EnqueueFlags, WakeFlags, Waker};
 use crate::clock::Ns;
 use crate::cpuset::CpuId;
 use crate::stats::TaskStats;
-use crate::task::{OnRq, Prog, Task, TaskId, TaskState};
+use crate::task::{OnRq, Prog, Stamp, Task, TaskId, TaskState};
 use crate::trace::TraceEvent;
 use crate::workload::Policy;
 
@@ -69,8 +69,9 @@ impl Simulator {
             created: self.m.now,
             exited: None,
             sleep_gen: 0,
-            waking_since: None,
-            runnable_since: None,
+            waking_since: Stamp::NONE,
+            runnable_since: Stamp::NONE,
+            busy: None,
         };
         self.m.any_sched_idle |= task.policy == Policy::Idle;
         self.m.tasks.push(task);
@@ -113,7 +114,7 @@ impl Simulator {
             // way (docs/model.md, "Metrics"). Threads a task forks later
             // have sched_wakeup_new only, on both sides.
             self.m.stats.wakeups += 1;
-            self.m.tasks[id].waking_since = Some(self.m.now);
+            self.m.tasks[id].waking_since = Stamp::at(self.m.now);
             self.m.trace(
                 parent_cpu,
                 TraceEvent::Waking {

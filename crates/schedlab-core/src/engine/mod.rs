@@ -663,7 +663,7 @@ impl Simulator {
             EventKind::SegmentEnd { cpu } => {
                 if let Some(t) = self.m.rqs[cpu].curr {
                     self.settle(cpu);
-                    self.m.tasks[t].prog.busy = None;
+                    self.m.tasks[t].busy = None;
                     self.step(t)?;
                 }
             }
