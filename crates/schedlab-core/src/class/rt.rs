@@ -263,7 +263,12 @@ impl Rt {
         }
         let mine = self.rq[cpu].highest().map_or(i32::MAX, |p| p as i32);
         let mut best: Option<(i32, TaskId)> = None;
-        for src in (0..m.nr_cpus()).filter(|s| *s != cpu && !self.rq[*s].throttled) {
+        // A CPU with no queued RT task has nothing to pull (`pushable`
+        // would find none): asked here, before the call, as the kernel's
+        // pull walks only the overloaded CPUs (`rto_mask`). Most of a
+        // pull's cost when the other CPUs' RT tasks sleep.
+        let has_rt = |s: CpuId| self.rq[s].bitmap != 0 && !self.rq[s].throttled;
+        for src in (0..m.nr_cpus()).filter(|&s| s != cpu && has_rt(s)) {
             let Some(t) = self.pushable(m, src, Some(cpu), &[]) else {
                 continue;
             };
