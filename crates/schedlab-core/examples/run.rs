@@ -7,7 +7,8 @@
 //! recording alone; with `SCHEDLAB_PERFETTO`, print them after writing) and
 //! `SCHEDLAB_SET=name=value,...` (tunables) and
 //! `SCHEDLAB_NO_COUNTERS` (a trace of the scheduler events alone:
-//! `SimConfig::trace_counters` off).
+//! `SimConfig::trace_counters` off) and `SCHEDLAB_DL_POLICY` (the deadline
+//! class's order: `edf`, `llf`, `illf`).
 use schedlab_core::config::SimConfig;
 
 fn main() {
@@ -31,6 +32,7 @@ fn main() {
         trace_counters: std::env::var("SCHEDLAB_NO_COUNTERS").is_err(),
         zero_costs: std::env::var("SCHEDLAB_ZERO_COSTS").is_ok(),
         hz: env_num("SCHEDLAB_HZ").unwrap_or(defaults.hz),
+        dl_policy: std::env::var("SCHEDLAB_DL_POLICY").unwrap_or(defaults.dl_policy.clone()),
         ..defaults
     };
     for kv in std::env::var("SCHEDLAB_SET").unwrap_or_default().split(',') {
