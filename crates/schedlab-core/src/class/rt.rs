@@ -267,7 +267,7 @@ impl Rt {
         // would find none): asked here, before the call, as the kernel's
         // pull walks only the overloaded CPUs (`rto_mask`). Most of a
         // pull's cost when the other CPUs' RT tasks sleep.
-        let has_rt = |s: CpuId| self.rq[s].bitmap != 0 && !self.rq[s].throttled;
+        let has_rt = |s: CpuId| self.rq[s].highest().is_some() && !self.rq[s].throttled;
         for src in (0..m.nr_cpus()).filter(|&s| s != cpu && has_rt(s)) {
             let Some(t) = self.pushable(m, src, Some(cpu), &[]) else {
                 continue;

@@ -197,7 +197,7 @@ impl WakeCosts {
 
     /// Slack added to a sleep of a task with `policy`.
     pub fn slack_for(&self, policy: Policy) -> Ns {
-        if policy.is_rt() || policy == Policy::Deadline {
+        if policy.is_rt_or_dl() {
             0
         } else {
             self.timer_slack

@@ -499,10 +499,7 @@ impl BoreEevdf {
 
 /// A task of the fair class (`task_is_bore_eligible`, less the exit check).
 fn is_fair(m: &Machine, t: TaskId) -> bool {
-    !matches!(
-        m.tasks[t].policy,
-        Policy::Fifo | Policy::Rr | Policy::Deadline
-    )
+    !m.tasks[t].policy.is_rt_or_dl()
 }
 
 /// A kernel thread: the engine's noise threads live in processes named

@@ -236,6 +236,14 @@ impl TaskCounters {
 mod tests {
     use super::*;
 
+    /// `n` counter names `{prefix}0`, `{prefix}1`, ... (`'static`, as the
+    /// classes' names are).
+    fn leaked_names(prefix: &str, n: usize) -> Vec<&'static str> {
+        (0..n)
+            .map(|i| &*Box::leak(format!("{prefix}{i}").into_boxed_str()))
+            .collect()
+    }
+
     #[test]
     fn unchanged_values_are_left_out_per_task_and_name() {
         let mut c = TaskCounters::default();
@@ -305,9 +313,7 @@ mod tests {
     /// varint bytes) reads back as well.
     #[test]
     fn many_values_in_one_call_read_back() {
-        let names: Vec<&'static str> = (0..200)
-            .map(|i| &*Box::leak(format!("v{i}").into_boxed_str()))
-            .collect();
+        let names = leaked_names("v", 200);
         let mut c = TaskCounters::default();
         let first: Vec<(&'static str, i64)> = names.iter().map(|n| (*n, 7)).collect();
         let second: Vec<(&'static str, i64)> = names
@@ -335,9 +341,7 @@ mod tests {
     /// keep the values each task had for the names it gave before.
     #[test]
     fn new_names_keep_the_last_values() {
-        let names: Vec<&'static str> = (0..20)
-            .map(|i| &*Box::leak(format!("n{i}").into_boxed_str()))
-            .collect();
+        let names = leaked_names("n", 20);
         let mut c = TaskCounters::default();
         c.sample(1, 0, &[(names[0], 5)]);
         c.sample(1, 3, &[(names[0], 6)]);

@@ -103,7 +103,8 @@ impl Policy {
         matches!(self, Policy::Fifo | Policy::Rr)
     }
 
-    /// SCHED_FIFO, SCHED_RR or SCHED_DEADLINE: the policies whose kernel
+    /// SCHED_FIFO, SCHED_RR or SCHED_DEADLINE (the kernel's
+    /// `rt_or_dl_task`): the policies whose kernel
     /// priority ([`crate::task::Task::prio`]) is below `MAX_RT_PRIO` (an RT
     /// priority gives 99 − rt_priority ≤ 99, DEADLINE −1; every other policy
     /// 120 + nice ≥ 100, nice being −20..19).
