@@ -209,7 +209,7 @@ def test_outputs_to_stdout_through_symlinks_and_devices(root, tmp_path):
 def test_every_option_and_subcommand_has_help():
     import argparse
 
-    from schedlab import cli
+    from schedlab.cliargs import parser
 
     missing = []
 
@@ -224,7 +224,7 @@ def test_every_option_and_subcommand_has_help():
             elif not a.help and not isinstance(a, argparse._HelpAction):
                 missing.append(" ".join(path + [a.option_strings[0] if a.option_strings else a.dest]))
 
-    walk(cli._parser(), [])
+    walk(parser(), [])
     assert missing == []
 
 

@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
 
 from . import _native
 from .api import SimResult, check, parse_duration, schedulers, simulate
-from .cliargs import PERFETTO_EXT, PartialParse
-from .cliargs import parser as _parser
 from .output import write_output
 from .report import compare_table, registry_markdown, task_table
+from .runargs import PERFETTO_EXT, parse_run
 
 # Names for annotations only: importing typing costs `schedlab run` about 3 ms of start-up
 # (issue 18), and every annotation here is a string (`from __future__ import annotations`).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
     from typing import Dict, List, Optional, Sequence, Tuple
 
 
@@ -68,6 +67,7 @@ def _writable(path: str) -> None:
 
 
 def _cmd_completion(a: argparse.Namespace) -> int:
+    from .cliargs import parser as _parser
     from .completion import script
 
     print(script(_parser(), a.shell))
@@ -609,11 +609,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     # The subcommand, if the first word names one: only its parser is built; any error is
     # reported by the whole parser, as it was before this shortcut.
-    first = next((x for x in argv if not x.startswith("-")), None)
-    try:
-        args = _parser(first if first in handlers else None).parse_args(argv)
-    except PartialParse:
-        args = _parser().parse_args(argv)
+    # `run` in its plain spellings without argparse (runargs.py: a third of a short run's start-up).
+    args = parse_run(argv)
+    if args is None:
+        from .cliargs import PartialParse
+        from .cliargs import parser as _parser
+
+        first = next((x for x in argv if not x.startswith("-")), None)
+        try:
+            args = _parser(first if first in handlers else None).parse_args(argv)
+        except PartialParse:
+            args = _parser().parse_args(argv)
     try:
         return handlers[args.cmd](args)
     except BrokenPipeError:

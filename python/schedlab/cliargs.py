@@ -7,68 +7,16 @@ import argparse
 import os
 import sys
 
-from . import _native
+from .runargs import RUN_ARGUMENTS, nonneg, positive
 
 # Names for annotations only: importing typing costs `schedlab run` about 3 ms of start-up
 # (issue 18), and every annotation here is a string (`from __future__ import annotations`).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import List, Optional, Tuple
+    from typing import Optional
 
-PERFETTO_EXT = (".pftrace", ".perfetto-trace", ".pb")
-
-
-def _int_at_least(lo: int, what: str):
-    """An argparse type: an integer >= lo, else "expected a WHAT integer"."""
-    def parse(v: str) -> int:
-        try:
-            n = int(v)
-        except ValueError:
-            n = lo - 1
-        if n < lo:
-            raise argparse.ArgumentTypeError(f"expected a {what} integer, got {v!r}")
-        return n
-    return parse
-
-
-_positive = _int_at_least(1, "positive")
-_nonneg = _int_at_least(0, "non-negative")
-
-
-def _int_list(v: str) -> List[int]:
-    try:
-        return [int(x) for x in v.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {v!r}") from None
-
-
-def _start_cpus(v: str) -> List[Tuple[str, int]]:
-    out = []
-    for item in (x.strip() for x in v.split(",") if x.strip()):
-        name, eq, cpu = item.rpartition("=")
-        try:
-            if not eq or not name:
-                raise ValueError
-            out.append((name, int(cpu)))
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"expected THREAD=CPU (a thread's name as in the metrics: hog-3=5), got {item!r}") from None
-    return out
-
-
-def _freq_list(v: str) -> List[Tuple[int, int]]:
-    out = []
-    for item in (x.strip() for x in v.split(",") if x.strip()):
-        cur, _, mx = item.partition("/")
-        try:
-            pair = (int(cur), int(mx or cur))
-            if pair[0] <= 0 or pair[1] <= 0:
-                raise ValueError
-            out.append(pair)
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"expected MHz or CUR/MAX MHz per CPU, comma-separated, got {item!r}") from None
-    return out
+# The converters live beside `run`'s argument table (runargs.py, which imports no argparse).
+_positive, _nonneg = positive, nonneg
 
 
 def _version() -> str:
@@ -90,52 +38,10 @@ class _VersionAction(argparse.Action):
 
 
 def _add_run(sub) -> None:
-    """`schedlab run`."""
+    """`schedlab run`: its arguments are runargs.RUN_ARGUMENTS, which runargs.parse_run also reads."""
     r = sub.add_parser("run", help="simulate an rt-app workload")
-    r.add_argument("workload", help="rt-app JSON file")
-    r.add_argument("--scheduler", default="eevdf",
-                   help="scheduler, or a comma-separated list to compare (default eevdf); a Python policy "
-                        "is FILE.py:ClassName, or FILE.py if it defines one schedlab.ext.Policy subclass")
-    r.add_argument("--cpus", type=_positive, default=1, help="simulated CPUs (default 1)")
-    r.add_argument("--smt", type=_positive, default=1, help="hardware threads per core")
-    r.add_argument("--llc", type=_nonneg, default=0, help="CPUs per last-level cache (0 = all)")
-    r.add_argument("--capacity", type=_int_list, metavar="C[,C...]",
-                   help="CPU capacity 1..1024, one for all CPUs or one per CPU (default 1024)")
-    r.add_argument("--freq", type=_freq_list, metavar="MHZ[/MAX][,...]",
-                   help="CPU frequency (current/maximum MHz), one for all or one per CPU (default 2000)")
-    r.add_argument("--governor", default="userspace", metavar="NAME",
-                   help="cpufreq governor: userspace (the --freq values), performance, powersave, ondemand, "
-                        "or schedule:T=MHZ,... (all CPUs to MHZ at T seconds)")
-    r.add_argument("--freq-levels", type=_int_list, metavar="MHZ,...",
-                   help="available frequencies (default 40..100 %% of the maximum in 10 %% steps)")
-    r.add_argument("--hotplug", metavar="T=-CPU,T=+CPU",
-                   help="take CPUs offline (-) and online (+) at T seconds, e.g. 5=-3,8=+3")
-    r.add_argument("--dl-policy", default="edf", choices=_native.dl_order_names(),
-                   help="ordering of SCHED_DEADLINE tasks: the kernel's EDF, or LLF / ILLF (seed 001); "
-                        "see 'schedlab schedulers'")
-    r.add_argument("--hz", type=_positive, help="tick frequency (default: the --machine profile's, else 250)")
-    r.add_argument("--machine", metavar="PROFILE",
-                   help="a machine profile from 'schedlab calibrate': its HZ and wakeup-path tunables "
-                        "(--hz and --set still win)")
-    r.add_argument("--zero-costs", action="store_true",
-                   help="no wakeup-path costs (timer slack and jitter, wakeup, idle exit, IPI, their "
-                        "spread, the switch): closed-form runs")
-    r.add_argument("--duration", help="override global.duration: seconds or 500ms, 2s, ...")
-    r.add_argument("--seed", type=_nonneg, default=0,
-                   help="seed of the run's random draws (default 0)")
-    r.add_argument("--set", action="append", default=[], metavar="K=V", help="set a tunable")
-    r.add_argument("--trace", metavar="FILE",
-                   help="write a trace: .pftrace (Perfetto) or any other name (ftrace text)")
-    r.add_argument("--trace-format", choices=["perfetto", "ftrace"],
-                   help="format of --trace (default: perfetto for .pftrace names, else ftrace text)")
-    r.add_argument("--json", metavar="FILE", help="write all metrics as JSON")
-    r.add_argument("--fairness", help="comma-separated tasks for Jain's index (default all)")
-    r.add_argument("--start-cpus", type=_start_cpus, action="append", default=[], metavar="THREAD=CPU[,...]",
-                   help="start these threads on these CPUs instead of where the fork path puts them")
-    r.add_argument("--start-from", metavar="HOST.json",
-                   help="start each thread where it first ran in a host run (the metrics JSON of "
-                        "'schedlab host run --json'); --start-cpus entries win")
-    r.add_argument("--quiet", action="store_true", help="no table, no progress bar")
+    for names, kw in RUN_ARGUMENTS:
+        r.add_argument(*names, **kw)
 
 
 def _add_check(sub) -> None:
