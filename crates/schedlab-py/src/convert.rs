@@ -69,29 +69,78 @@ fn float(x: f64) -> PyResult<Value> {
 
 /// `v` as Python objects, as `json.loads` of its text would give them.
 pub(crate) fn to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
-    Ok(match v {
-        Value::Null => py.None().into_bound(py),
-        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
-        Value::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                i.into_pyobject(py)?.into_any()
-            } else if let Some(u) = n.as_u64() {
-                u.into_pyobject(py)?.into_any()
-            } else {
-                n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any()
+    ToPy {
+        py,
+        keys: [const { None }; KEY_SLOTS],
+    }
+    .value(v)
+}
+
+/// One conversion: its objects' keys made once each (nearly), as `json.loads`
+/// shares them (its scanner's `memo`). Why: the metrics of a run repeat
+/// each task's forty-odd keys once per task, and making and hashing a new
+/// string for every one was about a quarter of `RunResult.metrics()`
+/// (issue 18, 1,000 hogs: 77 → 66 M instructions a call; the rest is
+/// `RunMetrics::to_json`'s value tree, built and dropped, and the dicts).
+struct ToPy<'a, 'py> {
+    py: Python<'py>,
+    /// Keys made so far, by a cheap hash of their bytes (a few dozen
+    /// distinct keys: an ordered map's string comparisons cost what the
+    /// strings they spare did).
+    keys: [Option<(&'a str, Bound<'py, PyString>)>; KEY_SLOTS],
+}
+
+/// Slots of [`ToPy::keys`] (a power of two); a key whose slot holds another
+/// is made afresh, as before.
+const KEY_SLOTS: usize = 256;
+
+/// FNV-1a of `k`'s bytes, folded to a slot of [`ToPy::keys`].
+fn key_slot(k: &str) -> usize {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in k.bytes() {
+        h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
+    }
+    (h ^ (h >> 16)) as usize & (KEY_SLOTS - 1)
+}
+
+impl<'a, 'py> ToPy<'a, 'py> {
+    fn key(&mut self, k: &'a str) -> Bound<'py, PyString> {
+        let slot = &mut self.keys[key_slot(k)];
+        match slot {
+            Some((have, obj)) if *have == k => obj.clone(),
+            Some(_) => PyString::new(self.py, k),
+            None => slot.insert((k, PyString::new(self.py, k))).1.clone(),
+        }
+    }
+
+    fn value(&mut self, v: &'a Value) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.py;
+        Ok(match v {
+            Value::Null => py.None().into_bound(py),
+            Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+            Value::Number(n) => {
+                if let Some(i) = n.as_i64() {
+                    i.into_pyobject(py)?.into_any()
+                } else if let Some(u) = n.as_u64() {
+                    u.into_pyobject(py)?.into_any()
+                } else {
+                    n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any()
+                }
             }
-        }
-        Value::String(s) => PyString::new(py, s).into_any(),
-        Value::Array(a) => {
-            let items: PyResult<Vec<Bound<'py, PyAny>>> = a.iter().map(|x| to_py(py, x)).collect();
-            PyList::new(py, items?)?.into_any()
-        }
-        Value::Object(m) => {
-            let d = PyDict::new(py);
-            for (k, x) in m {
-                d.set_item(k, to_py(py, x)?)?;
+            Value::String(s) => PyString::new(py, s).into_any(),
+            Value::Array(a) => {
+                let items: PyResult<Vec<Bound<'py, PyAny>>> =
+                    a.iter().map(|x| self.value(x)).collect();
+                PyList::new(py, items?)?.into_any()
             }
-            d.into_any()
-        }
-    })
+            Value::Object(m) => {
+                let d = PyDict::new(py);
+                for (k, x) in m {
+                    let key = self.key(k);
+                    d.set_item(key, self.value(x)?)?;
+                }
+                d.into_any()
+            }
+        })
+    }
 }
