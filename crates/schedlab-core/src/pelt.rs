@@ -35,31 +35,36 @@ pub fn decay_load(mut val: u64, n: u64) -> u64 {
 
 const LOAD_AVG_PERIOD: u64 = 32;
 
-/// One tracked signal.
+/// One tracked signal. Its average is not kept but divided out when read
+/// ([`Pelt::avg`]): it is always the sum over the divider as of the last
+/// update, and most signals are updated at every switch and read far less
+/// often (a task's own, read when it moves between CPUs). Why: 24 bytes
+/// instead of 32, so that a task's two signals and their CPU fill one
+/// cache line (`TaskSignals`, 80 → 64 bytes: its `util` straddled two
+/// lines for one task in four; issue 18, the flat-cost goal).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Pelt {
     last_update: Ns,
     sum: u64,
     period_contrib: u64,
-    avg: u64,
 }
 
 impl Pelt {
     /// A signal that starts at `now` with average `avg` (e.g. a new task's
     /// load starts at its weight, `init_entity_runnable_average`).
     pub fn new(now: Ns, avg: u64) -> Self {
+        // The sum whose average is `avg` at the start of a period.
         Pelt {
             last_update: now,
             sum: avg * (LOAD_AVG_MAX - PERIOD),
             period_contrib: 0,
-            avg,
         }
     }
 
     /// Account that the signal was `value` since the last update.
     ///
-    /// Departure (docs/model.md, PELT): the average is divided afresh at
-    /// every update. The kernel's follows the sum only where a 1024 µs
+    /// Departure (docs/model.md, PELT): the average follows the sum at
+    /// every update ([`Self::avg`]). The kernel's follows the sum only where a 1024 µs
     /// period boundary was crossed (`___update_load_sum` returns
     /// `accumulate_sum`'s count of periods, and `___update_load_avg` runs
     /// only when it is not 0, kernel/sched/pelt.c v6.1 to v6.18), and
@@ -86,7 +91,6 @@ impl Pelt {
             // its decays and division; the fair balancer updates every
             // CPU's load even where no fair task ever ran).
             self.period_contrib = delta % PERIOD;
-            self.avg = 0;
             return;
         }
         let periods = delta / PERIOD;
@@ -101,12 +105,12 @@ impl Pelt {
         };
         self.period_contrib = delta;
         self.sum += value * contrib;
-        self.avg = self.sum / (LOAD_AVG_MAX - PERIOD + self.period_contrib);
     }
 
-    /// Current average (in the unit of `value`).
+    /// The average as of the last update (in the unit of `value`): the sum
+    /// over the divider (`___update_load_avg`).
     pub fn avg(&self) -> u64 {
-        self.avg
+        self.sum / self.divider()
     }
 
     /// The decayed sum (`load_sum`), in `value` × µs units.
@@ -120,13 +124,12 @@ impl Pelt {
     }
 
     /// Add `delta` to the sum (at 0 at least, as the kernel's
-    /// `add_positive` / `sub_positive`) and recompute the average: another
+    /// `add_positive` / `sub_positive`), the average with it: another
     /// signal's contribution joins or leaves this one
     /// (`enqueue_load_avg` / `dequeue_load_avg`).
     pub fn add_sum(&mut self, delta: i128) {
         let sum = (self.sum as i128 + delta).clamp(0, u64::MAX as i128);
         self.sum = sum as u64;
-        self.avg = self.sum / self.divider();
     }
 }
 
