@@ -180,9 +180,14 @@ def test_metrics_cross_as_objects_exactly_as_through_json():
                            "dl-period": 10000, "run": 900, "timer": {"ref": "t", "period": 10000}}}}
     runs = [schedlab.simulate(wl, "eevdf", 2, set={"base_slice_ns": 2_000_000}, fairness_tasks=["hog"]),
             schedlab.simulate("examples/mixed.json", "cfs", 4, freq_mhz=[(1000, 2000)]),
-            schedlab.simulate(wl, "eevdf", 2, trace=True)]
+            schedlab.simulate(wl, "eevdf", 2, trace=True),
+            schedlab.simulate({"global": {"duration": 1}, "tasks": {"hog": {"instance": 300, "run": 10**6}}},
+                              "bmq", 8),
+            # An imported trace: the unmeasured run, task and CPU fields are null.
+            schedlab.import_trace("tests/fixtures/traces/trace-cmd-report-default.txt", tolerant=True).result]
     for r in runs:
         assert _same_json(r._native.metrics(), json.loads(r._native.metrics_json()))
+    assert runs[-1].metrics["hz"] is None and runs[-1].metrics["cpu"][0]["avg_freq_mhz"] is None
     # The options: the same run from a dict and from the JSON text of that dict.
     text = json.dumps(wl)
     config = {"scheduler": "eevdf", "cpus": 2, "hz": 1000, "set": [["base_slice_ns", 2_000_000]],

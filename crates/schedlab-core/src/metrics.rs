@@ -233,38 +233,60 @@ impl RunMetrics {
     /// for an imported trace the fields in `TRACE_UNMEASURED_*`.
     pub fn to_json(&self) -> serde_json::Value {
         let mut v = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
-        let null = |obj: &mut serde_json::Value, keys: &[&str]| {
+        let null = |obj: &mut serde_json::Value, keys: &mut dyn Iterator<Item = &str>| {
             if let Some(o) = obj.as_object_mut() {
                 for k in keys {
-                    if let Some(x) = o.get_mut(*k) {
+                    if let Some(x) = o.get_mut(k) {
                         *x = serde_json::Value::Null;
                     }
                 }
             }
         };
-        // A task with no measured wakeup has no latency: null, not 0.
-        if let Some(tasks) = v.get_mut("tasks").and_then(|x| x.as_array_mut()) {
-            for t in tasks {
-                if t.get("wakeups").and_then(|w| w.as_u64()) == Some(0) {
-                    null(t, NO_WAKEUP_NULL);
-                }
+        null(&mut v, &mut self.unmeasured_run().iter().copied());
+        if let Some(items) = v.get_mut("tasks").and_then(|x| x.as_array_mut()) {
+            for (t, item) in self.tasks.iter().zip(items) {
+                null(item, &mut self.unmeasured_task(t));
             }
         }
-        if self.scheduler != "trace" {
-            return v;
-        }
-        null(&mut v, TRACE_UNMEASURED_RUN);
-        for (list, keys) in [
-            ("tasks", TRACE_UNMEASURED_TASK),
-            ("cpu", TRACE_UNMEASURED_CPU),
-        ] {
-            if let Some(items) = v.get_mut(list).and_then(|x| x.as_array_mut()) {
-                for item in items {
-                    null(item, keys);
-                }
+        if let Some(items) = v.get_mut("cpu").and_then(|x| x.as_array_mut()) {
+            for item in items {
+                null(item, &mut self.unmeasured_cpu().iter().copied());
             }
         }
         v
+    }
+
+    /// Run-level fields serialised as null (not measured): for an imported
+    /// trace (`scheduler` is `"trace"`) those of `TRACE_UNMEASURED_RUN`.
+    pub fn unmeasured_run(&self) -> &'static [&'static str] {
+        if self.scheduler == "trace" {
+            TRACE_UNMEASURED_RUN
+        } else {
+            &[]
+        }
+    }
+
+    /// Fields of task `t` serialised as null: its latencies when no wakeup
+    /// latency was measured (`NO_WAKEUP_NULL`: null, not 0), and for an
+    /// imported trace those of `TRACE_UNMEASURED_TASK`.
+    pub fn unmeasured_task(&self, t: &TaskMetrics) -> impl Iterator<Item = &'static str> {
+        let latency: &[&str] = if t.wakeups == 0 { NO_WAKEUP_NULL } else { &[] };
+        let trace: &[&str] = if self.scheduler == "trace" {
+            TRACE_UNMEASURED_TASK
+        } else {
+            &[]
+        };
+        latency.iter().chain(trace).copied()
+    }
+
+    /// CPU fields serialised as null: for an imported trace those of
+    /// `TRACE_UNMEASURED_CPU`.
+    pub fn unmeasured_cpu(&self) -> &'static [&'static str] {
+        if self.scheduler == "trace" {
+            TRACE_UNMEASURED_CPU
+        } else {
+            &[]
+        }
     }
 }
 
