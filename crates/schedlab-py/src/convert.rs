@@ -234,6 +234,15 @@ struct PyMap<'a, 'py> {
     key: Option<String>,
 }
 
+/// Serializer methods of the narrow integers: the wide one's value.
+macro_rules! widen {
+    ($($f:ident($t:ty) => $to:ident($w:ty)),* $(,)?) => {
+        $(fn $f(self, v: $t) -> Result<Self::Ok, SerError> {
+            self.$to(<$w>::from(v))
+        })*
+    };
+}
+
 impl<'a, 'py> serde::Serializer for &'a mut PySer<'py> {
     type Ok = Bound<'py, PyAny>;
     type Error = SerError;
@@ -248,26 +257,16 @@ impl<'a, 'py> serde::Serializer for &'a mut PySer<'py> {
     fn serialize_bool(self, v: bool) -> Result<Self::Ok, SerError> {
         Ok(PyBool::new(self.py, v).to_owned().into_any())
     }
-    fn serialize_i8(self, v: i8) -> Result<Self::Ok, SerError> {
-        self.serialize_i64(i64::from(v))
-    }
-    fn serialize_i16(self, v: i16) -> Result<Self::Ok, SerError> {
-        self.serialize_i64(i64::from(v))
-    }
-    fn serialize_i32(self, v: i32) -> Result<Self::Ok, SerError> {
-        self.serialize_i64(i64::from(v))
+    widen! {
+        serialize_i8(i8) => serialize_i64(i64),
+        serialize_i16(i16) => serialize_i64(i64),
+        serialize_i32(i32) => serialize_i64(i64),
+        serialize_u8(u8) => serialize_u64(u64),
+        serialize_u16(u16) => serialize_u64(u64),
+        serialize_u32(u32) => serialize_u64(u64),
     }
     fn serialize_i64(self, v: i64) -> Result<Self::Ok, SerError> {
         Ok(v.into_pyobject(self.py)?.into_any())
-    }
-    fn serialize_u8(self, v: u8) -> Result<Self::Ok, SerError> {
-        self.serialize_u64(u64::from(v))
-    }
-    fn serialize_u16(self, v: u16) -> Result<Self::Ok, SerError> {
-        self.serialize_u64(u64::from(v))
-    }
-    fn serialize_u32(self, v: u32) -> Result<Self::Ok, SerError> {
-        self.serialize_u64(u64::from(v))
     }
     fn serialize_u64(self, v: u64) -> Result<Self::Ok, SerError> {
         Ok(v.into_pyobject(self.py)?.into_any())
