@@ -607,14 +607,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 "completion": _cmd_completion,
                 "sweep": _cmd_sweep}
     argv = list(sys.argv[1:] if argv is None else argv)
-    # The subcommand, if the first word names one: only its parser is built; any error is
-    # reported by the whole parser, as it was before this shortcut.
     # `run` in its plain spellings without argparse (runargs.py: a third of a short run's start-up).
     args = parse_run(argv)
     if args is None:
         from .cliargs import PartialParse
         from .cliargs import parser as _parser
 
+        # The subcommand, if the first word names one: only its parser is built; any error is
+        # reported by the whole parser, as it was before this shortcut.
         first = next((x for x in argv if not x.startswith("-")), None)
         try:
             args = _parser(first if first in handlers else None).parse_args(argv)

@@ -7,6 +7,7 @@ import argparse
 import os
 import sys
 
+# The converters live beside `run`'s argument table (runargs.py, which imports no argparse).
 from .runargs import RUN_ARGUMENTS, nonneg, positive
 
 # Names for annotations only: importing typing costs `schedlab run` about 3 ms of start-up
@@ -14,10 +15,6 @@ from .runargs import RUN_ARGUMENTS, nonneg, positive
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Optional
-
-# The converters live beside `run`'s argument table (runargs.py, which imports no argparse).
-_positive, _nonneg = positive, nonneg
-
 
 def _version() -> str:
     """The installed package's version (pyproject.toml), else the source tree's."""
@@ -89,7 +86,7 @@ def _add_trace(sub) -> None:
     ti.add_argument("--perfetto", metavar="FILE", help="write a Perfetto .pftrace")
     ti.add_argument("--ftrace", metavar="FILE", help="write normalised ftrace text")
     ti.add_argument("--workload", metavar="FILE", help="write an rt-app workload replaying the tasks")
-    ti.add_argument("--hz", type=_positive,
+    ti.add_argument("--hz", type=positive,
                     help="the recording kernel's HZ, for a tracefs trace on the mono clock (schedlab host "
                          "run's, or trace_clock=mono) with its flags column: CPU time is then counted as the "
                          "kernel accounts it, a wakeup's path charged to the wakee (docs/model.md, \"Trace "
@@ -197,10 +194,10 @@ def _add_shootout(sub) -> None:
     so.add_argument("--schedulers", help="comma-separated (default: every registered scheduler)")
     so.add_argument("--metric", default="throughput,latency_p99",
                     help="comma-separated: throughput, latency_p50, latency_p99, misses, fairness")
-    so.add_argument("--seeds", type=_positive, default=5, help="repeats per scheduler (default 5)")
-    so.add_argument("--cpus", type=_positive, default=1, help="simulated CPUs (default 1)")
-    so.add_argument("--smt", type=_positive, default=1, help="hardware threads per core (default 1)")
-    so.add_argument("--hz", type=_positive, default=250, help="tick frequency (default 250)")
+    so.add_argument("--seeds", type=positive, default=5, help="repeats per scheduler (default 5)")
+    so.add_argument("--cpus", type=positive, default=1, help="simulated CPUs (default 1)")
+    so.add_argument("--smt", type=positive, default=1, help="hardware threads per core (default 1)")
+    so.add_argument("--hz", type=positive, default=250, help="tick frequency (default 250)")
     so.add_argument("--duration", help="override global.duration: seconds or 500ms, 2s, ...")
     so.add_argument("--set", action="append", default=[], metavar="K=V", help="set a tunable")
     so.add_argument("--json", metavar="FILE", help="write the table as JSON")
@@ -237,7 +234,7 @@ def _add_sweep(sub) -> None:
     sw.add_argument("--out", required=True, metavar="PATH",
                     help="results: PATH.parquet and PATH.csv (means, 95 %% CIs), PATH.runs.*, "
                     "PATH.journal.jsonl")
-    sw.add_argument("--jobs", type=_nonneg, default=0, help="worker processes (default: one per CPU)")
+    sw.add_argument("--jobs", type=nonneg, default=0, help="worker processes (default: one per CPU)")
     sw.add_argument("--dask", metavar="ADDRESS", help="run on a Dask cluster at ADDRESS, or 'local' for a "
                     "LocalCluster of --jobs worker processes")
     sw.add_argument("--quiet", action="store_true", help="no progress bar")
