@@ -136,7 +136,8 @@ RUN_ARGUMENTS: List[Tuple[Tuple[str, ...], Dict[str, Any]]] = [
     (("--quiet",), dict(action="store_true", help="no table, no progress bar")),
 ]
 
-# The keywords parse_run understands; an entry with any other makes it leave that option to argparse.
+# The keywords parse_run understands; an entry with any other (or another action) makes it leave
+# every command line to argparse, which tests/test_runargs.py then notices.
 _UNDERSTOOD = {"help", "metavar", "default", "type", "choices", "action"}
 
 
@@ -150,15 +151,16 @@ class RunArgs:
         return f"RunArgs({self.__dict__!r})"
 
 
-def _options() -> Tuple[Optional[str], Dict[str, Tuple[str, Dict[str, Any]]]]:
-    """The positional's dest, and each option name's (dest, keywords) as parse_run can take them."""
+def _options() -> Optional[Tuple[Optional[str], Dict[str, Tuple[str, Dict[str, Any]]]]]:
+    """The positional's dest, and each option name's (dest, keywords); None if an argument is of a
+    kind parse_run does not take."""
     positional, options = None, {}
     for names, kw in RUN_ARGUMENTS:
+        if set(kw) - _UNDERSTOOD or kw.get("action", "store") not in ("store", "store_true", "append"):
+            return None
         if not names[0].startswith("-"):
             positional = names[0]
             continue
-        if set(kw) - _UNDERSTOOD or kw.get("action", "store") not in ("store", "store_true", "append"):
-            continue  # left to argparse
         dest = names[0].lstrip("-").replace("-", "_")
         for n in names:
             options[n] = (dest, kw)
@@ -232,7 +234,10 @@ def parse_run(argv: Sequence[str]) -> Optional[RunArgs]:
     missing or second positional, a bad value): argparse then parses it, or reports the error."""
     if not argv or argv[0] != "run":
         return None
-    positional, options = _options()
+    table = _options()
+    if table is None:
+        return None
+    positional, options = table
     read = _read(list(argv[1:]), options)
     if read is None or positional is None or len(read[1]) != 1:
         return None
