@@ -72,9 +72,9 @@ impl Pelt {
     /// average rather than divide again. Both were tried (twenty-ninth
     /// session): against the saved host runs (`schedlab fidelity
     /// --host-from`, all 18 folders) 3,787 → 3,743 judged figures within
-    /// tolerance (3,718 with the first alone), the sleepers' median wakeup
-    /// latency 8–9 → 12 µs against the hosts' 7–8.5; kept as it is until
-    /// what that placement shift comes from is understood.
+    /// tolerance (3,718 with the first alone), most of it the `sleepers`
+    /// workload's bimodal wakeup latencies flipping (docs/model.md); kept
+    /// as it is until what that placement shift comes from is understood.
     pub fn update(&mut self, now: Ns, value: u64) {
         if now <= self.last_update {
             return;
