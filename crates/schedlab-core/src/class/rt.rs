@@ -108,6 +108,19 @@ impl RtRq {
     fn highest(&self) -> Option<usize> {
         (self.bitmap != 0).then(|| self.bitmap.trailing_zeros() as usize)
     }
+
+    /// Whether no queued task here can be pushed or pulled away: none is
+    /// queued, or the only one is the running task (which `pushable`
+    /// skips). The kernel's `has_pushable_tasks` is false then, so it
+    /// queues no push and its pull skips the CPU (not in `rto_mask`).
+    fn nothing_pushable(&self) -> bool {
+        match self.highest() {
+            None => true,
+            Some(p) => {
+                self.nr == 1 && self.curr.is_some() && self.queue[p].front() == self.curr.as_ref()
+            }
+        }
+    }
 }
 
 /// The RT class.
@@ -226,6 +239,11 @@ impl Rt {
         }
         // The CPUs' levels (cpupri) are read once a task is to be pushed:
         // most calls (each RT set_next_task) find nothing pushable.
+        // Nothing queued but the running task (the kernel queues no push
+        // then: `has_pushable_tasks`): most calls from set_next_task.
+        if self.rq[cpu].nothing_pushable() {
+            return;
+        }
         let mut levels: Vec<i32> = Vec::new();
         let mut pushed: Vec<TaskId> = vec![];
         // What runs (or is about to run, from set_next_task) on this CPU.
@@ -270,15 +288,7 @@ impl Rt {
         // queued). Most of a pull's cost when the other CPUs' RT tasks
         // sleep or run alone (the shoot-out's pinned FIFO probes: 3 % of
         // a jitter run).
-        let has_rt = |s: CpuId| {
-            let q = &self.rq[s];
-            let Some(p) = q.highest() else {
-                return false;
-            };
-            let running_alone =
-                q.nr == 1 && q.curr.is_some() && q.queue[p].front() == q.curr.as_ref();
-            !q.throttled && !running_alone
-        };
+        let has_rt = |s: CpuId| !self.rq[s].throttled && !self.rq[s].nothing_pushable();
         for src in (0..m.nr_cpus()).filter(|&s| s != cpu && has_rt(s)) {
             let Some(t) = self.pushable(m, src, Some(cpu), &[]) else {
                 continue;
