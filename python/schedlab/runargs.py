@@ -151,6 +151,11 @@ class RunArgs:
         return f"RunArgs({self.__dict__!r})"
 
 
+def _dest(names: Tuple[str, ...]) -> str:
+    """An option's dest, as argparse derives it from its first name."""
+    return names[0].lstrip("-").replace("-", "_")
+
+
 def _options() -> Optional[Tuple[Optional[str], Dict[str, Tuple[str, Dict[str, Any]]]]]:
     """The positional's dest, and each option name's (dest, keywords); None if an argument is of a
     kind parse_run does not take."""
@@ -161,7 +166,7 @@ def _options() -> Optional[Tuple[Optional[str], Dict[str, Tuple[str, Dict[str, A
         if not names[0].startswith("-"):
             positional = names[0]
             continue
-        dest = names[0].lstrip("-").replace("-", "_")
+        dest = _dest(names)
         for n in names:
             options[n] = (dest, kw)
     return positional, options
@@ -247,7 +252,7 @@ def parse_run(argv: Sequence[str]) -> Optional[RunArgs]:
     for names, kw in RUN_ARGUMENTS:
         if not names[0].startswith("-"):
             continue
-        dest = names[0].lstrip("-").replace("-", "_")
+        dest = _dest(names)
         if dest in seen:
             append = kw.get("action") == "append"  # argparse appends to a copy of the default
             out[dest] = list(kw.get("default") or []) + seen[dest] if append else seen[dest]

@@ -259,11 +259,7 @@ impl RunMetrics {
     /// Run-level fields serialised as null (not measured): for an imported
     /// trace (`scheduler` is `"trace"`) those of `TRACE_UNMEASURED_RUN`.
     pub fn unmeasured_run(&self) -> &'static [&'static str] {
-        if self.scheduler == "trace" {
-            TRACE_UNMEASURED_RUN
-        } else {
-            &[]
-        }
+        self.if_from_trace(TRACE_UNMEASURED_RUN)
     }
 
     /// Fields of task `t` serialised as null: its latencies when no wakeup
@@ -271,19 +267,20 @@ impl RunMetrics {
     /// imported trace those of `TRACE_UNMEASURED_TASK`.
     pub fn unmeasured_task(&self, t: &TaskMetrics) -> impl Iterator<Item = &'static str> {
         let latency: &[&str] = if t.wakeups == 0 { NO_WAKEUP_NULL } else { &[] };
-        let trace: &[&str] = if self.scheduler == "trace" {
-            TRACE_UNMEASURED_TASK
-        } else {
-            &[]
-        };
+        let trace = self.if_from_trace(TRACE_UNMEASURED_TASK);
         latency.iter().chain(trace).copied()
     }
 
     /// CPU fields serialised as null: for an imported trace those of
     /// `TRACE_UNMEASURED_CPU`.
     pub fn unmeasured_cpu(&self) -> &'static [&'static str] {
+        self.if_from_trace(TRACE_UNMEASURED_CPU)
+    }
+
+    /// `fields` for metrics measured from a trace, else none.
+    fn if_from_trace(&self, fields: &'static [&'static str]) -> &'static [&'static str] {
         if self.scheduler == "trace" {
-            TRACE_UNMEASURED_CPU
+            fields
         } else {
             &[]
         }

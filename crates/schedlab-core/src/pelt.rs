@@ -64,17 +64,18 @@ impl Pelt {
     /// Account that the signal was `value` since the last update.
     ///
     /// Departure (docs/model.md, PELT): the average follows the sum at
-    /// every update ([`Self::avg`]). The kernel's follows the sum only where a 1024 µs
-    /// period boundary was crossed (`___update_load_sum` returns
-    /// `accumulate_sum`'s count of periods, and `___update_load_avg` runs
-    /// only when it is not 0, kernel/sched/pelt.c v6.1 to v6.18), and
-    /// `enqueue_load_avg`/`attach_entity_load_avg` add the other signal's
-    /// average rather than divide again. Both were tried (twenty-ninth
-    /// session): against the saved host runs (`schedlab fidelity
-    /// --host-from`, all 18 folders) 3,787 → 3,743 judged figures within
-    /// tolerance (3,718 with the first alone), most of it the `sleepers`
-    /// workload's bimodal wakeup latencies flipping (docs/model.md); kept
-    /// as it is until what that placement shift comes from is understood.
+    /// every update ([`Self::avg`]). The kernel's follows the sum only
+    /// where a 1024 µs period boundary was crossed (`___update_load_sum`
+    /// returns `accumulate_sum`'s count of periods, and
+    /// `___update_load_avg` runs only when it is not 0, kernel/sched/pelt.c
+    /// v6.1 to v6.18), and `enqueue_load_avg`/`attach_entity_load_avg` add
+    /// the other signal's average rather than divide again. Both were
+    /// tried (twenty-ninth session): against the saved host runs
+    /// (`schedlab fidelity --host-from`, all 18 folders) 3,787 → 3,743
+    /// judged figures within tolerance (3,718 with the first alone), most
+    /// of it the `sleepers` workload's bimodal wakeup latencies flipping
+    /// (docs/model.md); kept as it is until what that placement shift
+    /// comes from is understood.
     pub fn update(&mut self, now: Ns, value: u64) {
         if now <= self.last_update {
             return;

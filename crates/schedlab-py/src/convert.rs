@@ -79,7 +79,8 @@ const KEY_SLOTS: usize = 256;
 /// `serde_json::to_value` writes it; struct fields and map entries in key
 /// order, as `serde_json::Map` keeps them), without `serde_json`'s value
 /// tree: building it, converting it and dropping it cost 77 M
-/// instructions a call of `RunResult.metrics()` for 1,000 tasks (issue 18). What the metrics do not hold (tuples, enums, 128-bit integers,
+/// instructions a call of `RunResult.metrics()` for 1,000 tasks (issue
+/// 18). What the metrics do not hold (tuples, enums, 128-bit integers,
 /// bytes, `f32`, maps with keys other than strings) is refused as
 /// [`SerError::Unsupported`].
 pub(crate) fn serialize_py<'py, T: serde::Serialize + ?Sized>(
@@ -142,8 +143,8 @@ fn unsupported<T>(what: &str) -> Result<T, SerError> {
 /// quarter of the conversion (1,000 hogs: 77 → 66 M instructions).
 struct PySer<'py> {
     py: Python<'py>,
-    /// Keys made so far, by a cheap hash of their bytes (an ordered map's
-    /// string comparisons cost what the strings they spare did).
+    /// Keys made so far, by their address ([`static_slot`]: an ordered
+    /// map's string comparisons cost what the strings they spare did).
     keys: [Option<(&'static str, Bound<'py, PyString>)>; KEY_SLOTS],
     /// The key order of each struct met so far (sorting each task's
     /// fields anew was a third of the conversion).
@@ -198,21 +199,21 @@ impl<'py> PySer<'py> {
         self.orders.len() - 1
     }
 
-    /// A dict of `entries` in key order (`serde_json::Map`'s).
-    fn dict<K: Ord + IntoPyObjectExt<'py>>(
+    /// A dict of a map's `entries` in key order (`serde_json::Map`'s): a
+    /// key given twice keeps its last value, as there (the sort is stable,
+    /// and the later `set_item` replaces the value).
+    fn dict(
         &self,
-        mut entries: Vec<(K, Bound<'py, PyAny>)>,
+        mut entries: Vec<(String, Bound<'py, PyAny>)>,
     ) -> Result<Bound<'py, PyAny>, SerError> {
         entries.sort_by(|a, b| a.0.cmp(&b.0));
         let d = PyDict::new(self.py);
         for (k, v) in entries {
-            d.set_item(k.into_py_any(self.py)?, v)?;
+            d.set_item(k, v)?;
         }
         Ok(d.into_any())
     }
 }
-
-use pyo3::IntoPyObjectExt;
 
 /// A struct's fields as they come (name, its Python string, value), then a
 /// dict in key order.
@@ -437,8 +438,6 @@ impl<'py> serde::ser::SerializeMap for PyMap<'_, 'py> {
             return unsupported("a map value without its key");
         };
         let v = value.serialize(&mut *self.ser)?;
-        // serde_json::Map: a key given twice keeps its last value.
-        self.entries.retain(|(have, _)| *have != k);
         self.entries.push((k, v));
         Ok(())
     }

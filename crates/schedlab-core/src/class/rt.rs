@@ -237,13 +237,13 @@ impl Rt {
         if self.rq[cpu].throttled {
             return;
         }
-        // The CPUs' levels (cpupri) are read once a task is to be pushed:
-        // most calls (each RT set_next_task) find nothing pushable.
         // Nothing queued but the running task (the kernel queues no push
         // then: `has_pushable_tasks`): most calls from set_next_task.
         if self.rq[cpu].nothing_pushable() {
             return;
         }
+        // The CPUs' levels (cpupri) are read once a task is to be pushed:
+        // most of the remaining calls find nothing pushable either.
         let mut levels: Vec<i32> = Vec::new();
         let mut pushed: Vec<TaskId> = vec![];
         // What runs (or is about to run, from set_next_task) on this CPU.
