@@ -78,4 +78,31 @@ mod tests {
         s.set(1, None);
         assert_eq!(s.earliest(), None);
     }
+
+    #[test]
+    fn earliest_matches_a_scan_of_every_cpu() {
+        // Scrambled updates on a width that is not a power of two, against
+        // the minimum of the (end, CPU) pairs found by a plain scan.
+        let cpus = 37;
+        let mut s = SegmentEnds::new(cpus);
+        let mut ends: Vec<Option<Ns>> = vec![None; cpus];
+        let mut x: u64 = 99;
+        for _ in 0..5000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let cpu = (x >> 33) as usize % cpus;
+            // Few distinct times, so that ties between CPUs are common;
+            // now and then the largest time there is.
+            let end = match (x >> 20) % 8 {
+                0 => None,
+                1 => Some(Ns::MAX),
+                _ => Some((x >> 40) % 16),
+            };
+            s.set(cpu, end);
+            ends[cpu] = end;
+            let scan = (0..cpus).filter_map(|c| ends[c].map(|e| (e, c))).min();
+            assert_eq!(s.earliest(), scan);
+        }
+    }
 }
