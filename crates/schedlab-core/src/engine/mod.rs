@@ -702,11 +702,13 @@ impl Simulator {
     /// expires too (hrtimer.rs).
     fn expire_slack_timers(&mut self, cpu: usize) {
         self.quiet_touch(cpu);
-        for (task, gen) in self.slack_timers.due(cpu, self.m.now) {
+        let due = self.slack_timers.due(cpu, self.m.now);
+        for &(task, gen) in &due {
             if self.sleep_timer_queued(task, gen) {
                 self.try_to_wake_up(task, crate::class::Waker { cpu, task: None });
             }
         }
+        self.slack_timers.give_back(due);
     }
 
     /// Whether the sleep timer `task` armed in sleep generation `gen` is
