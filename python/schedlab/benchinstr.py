@@ -35,7 +35,7 @@ import tempfile
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
-from .benchsuite import ROOT, gedf_tasks, gedf_wide, hogs, schbench_like
+from .benchsuite import ROOT, gedf_tasks, gedf_wide, hogs, schbench_like, sleepers_mix
 
 # (name, workload, scheduler, CPUs, engine settings as the example binary takes them).
 EDF = {"SCHEDLAB_HZ": "1000", "SCHEDLAB_ZERO_COSTS": "1"}  # as the suite's anchor lines
@@ -48,6 +48,9 @@ WORKLOADS = [
     # Perfetto (its output, compared with the base's: the file's bytes; see `count`).
     ("  same, traced and written as Perfetto", lambda: schbench_like(4, 16, 1), "eevdf", 8,
      {"SCHEDLAB_TRACE_ONLY": "1", "SCHEDLAB_PERFETTO": "{trace}"}),
+    # The suite's big machine scaled to a quarter (its tasks per CPU, half of them sleepers: the
+    # wakeup path at scale), which its 256-CPU line, in time only, cannot show by itself.
+    ("sleepers mix 2,500 tasks/64 CPUs/1 s", lambda: sleepers_mix(2500, 1), "eevdf", 64, {}),
 ]
 # Flat cost: instructions per event of 10 s more (11 s minus 1 s, so that set-up does not count).
 FLAT = [(n, lambda n=n, s=s: hogs(n, s), s) for n in (100, 10_000) for s in (1, 11)]
