@@ -60,8 +60,12 @@ impl Simulator {
 
     fn apply_migrations(&mut self) {
         while !self.m.migrations.is_empty() {
-            let reqs = std::mem::take(&mut self.m.migrations);
-            for r in reqs {
+            // The requests made while these are carried out go to the
+            // spare buffer, and these, drained, become the spare: no
+            // allocation and free per batch (DEADLINE push and pull).
+            let spare = std::mem::take(&mut self.migrations_spare);
+            let mut reqs = std::mem::replace(&mut self.m.migrations, spare);
+            for r in reqs.drain(..) {
                 let t = &self.m.tasks[r.task];
                 let movable =
                     t.is_queued() && self.m.rqs[t.cpu].curr != Some(r.task) && t.cpu != r.dst;
@@ -83,6 +87,7 @@ impl Simulator {
                     self.move_queued_task(r.task, r.dst, r.dst);
                 }
             }
+            self.migrations_spare = reqs;
         }
     }
 

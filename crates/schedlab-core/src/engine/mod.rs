@@ -114,6 +114,9 @@ pub struct Simulator {
     resched_before: Vec<bool>,
     /// Sleep timers with slack, per CPU (hrtimer.rs).
     slack_timers: hrtimer::SlackTimers,
+    /// An empty buffer for the classes' next migration requests while
+    /// `apply_migrations` carries out the last ones (core.rs).
+    migrations_spare: Vec<crate::machine::MigrationRequest>,
     tick_mode: nohz::TickMode,
     /// Under NO_HZ_IDLE, whether an idle CPU keeps its tick until the first
     /// tick after it went idle (`idle_tick_retain`, nohz.rs).
@@ -315,6 +318,7 @@ impl Simulator {
             spread_draws: latency::SpreadDraws::new(cfg.seed),
             resched_before: Vec::new(),
             slack_timers: hrtimer::SlackTimers::new(cfg.cpus),
+            migrations_spare: Vec::new(),
             tick_mode: nohz::TickMode::from_tunable(tunables.get("nohz")),
             idle_tick_retain,
             // Idle since before the run, every CPU has its retained tick due.
@@ -736,9 +740,12 @@ impl Simulator {
         self.nohz_idle_balance(cpu);
     }
 
-    /// Move class timer requests into the event queue.
+    /// Move class timer requests into the event queue. Drained in place:
+    /// the vector keeps its buffer for the next requests (taken, it was
+    /// freed here and allocated again by the next request: at every
+    /// DEADLINE throttle, 2 % of the global-EDF anchor).
     fn queue_class_timers(&mut self) {
-        for r in std::mem::take(&mut self.m.timers) {
+        for r in self.m.timers.drain(..) {
             let Some(class) = self.classes.position(r.class) else {
                 continue;
             };
