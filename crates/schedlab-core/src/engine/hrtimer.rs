@@ -41,7 +41,8 @@ pub(crate) struct SlackTimers {
     /// The buffer [`Self::due`] fills, lent to the caller and given back
     /// ([`Self::give_back`]). Why: a fresh vector for every expiry was an
     /// allocation and a free at most sleeper wakeups (256 CPUs × 10,000
-    /// tasks, half of them sleepers: 5 % of the instructions).
+    /// tasks, half of them sleepers: 62 M instructions of the 4,094 M of
+    /// its first simulated second, set-up included).
     spare: Vec<(TaskId, u64)>,
 }
 
