@@ -94,3 +94,38 @@ impl SlackTimers {
         self.spare = buffer;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn due_timers_come_in_expiry_order_in_the_lent_buffer() {
+        let mut t = SlackTimers::new(2);
+        t.arm(0, 30, 7, 1);
+        t.arm(0, 10, 8, 1);
+        t.arm(0, 30, 9, 4); // same soft expiry as task 7: armed later, after it
+        t.arm(1, 5, 10, 1); // another CPU's
+        for task in 20..30 {
+            t.arm(0, 35, task, 1);
+        }
+        let due = t.due(0, 30);
+        assert_eq!(due, vec![(8, 1), (7, 1), (9, 4)]);
+        t.give_back(due);
+        // Ten at once: a buffer larger than a fresh vector of one gets.
+        let due = t.due(0, 35);
+        assert_eq!(due.len(), 10);
+        let (ptr, cap) = (due.as_ptr(), due.capacity());
+        t.give_back(due);
+        assert_eq!(t.next_soft(0), Ns::MAX);
+        assert_eq!(t.next_soft(1), 5);
+        // The next expiry fills the same buffer, emptied first: no new
+        // allocation while it fits.
+        t.arm(0, 40, 11, 2);
+        let due = t.due(0, 50);
+        assert_eq!(due, vec![(11, 2)]);
+        assert_eq!((due.as_ptr(), due.capacity()), (ptr, cap));
+        t.give_back(due);
+        assert!(t.due(0, 60).is_empty());
+    }
+}
