@@ -54,6 +54,7 @@
 
 mod order;
 mod push;
+mod queue;
 pub mod server;
 
 pub use order::{DlCtx, DlOrder, Edf};
@@ -63,7 +64,6 @@ use crate::clock::Ns;
 use crate::cpuset::{CpuId, CpuSet};
 use crate::machine::Machine;
 use crate::task::TaskId;
-use std::collections::BTreeSet;
 use std::rc::Rc;
 
 /// Per-task CBS state (`struct sched_dl_entity`).
@@ -98,7 +98,7 @@ pub struct Dl {
     ent: Vec<DlEnt>,
     /// Per CPU: (key, sequence, task) of queued, unthrottled tasks (EDF:
     /// the key is the deadline).
-    tree: Vec<BTreeSet<(Ns, u64, TaskId)>>,
+    tree: Vec<queue::Queue>,
     /// Per CPU: the first entry of `tree` (None: empty), kept beside it.
     /// Why: push and pull read every CPU's earliest key (`find_later_rq`'s
     /// levels, `pull_dl_task`'s scan: the kernel keeps the `cpudl` heap and
@@ -134,7 +134,7 @@ impl Dl {
             order: Rc::from(order),
             forced: vec![None; n],
             ent: vec![],
-            tree: vec![BTreeSet::new(); n],
+            tree: vec![queue::Queue::default(); n],
             leftmost: vec![None; n],
             queued: CpuSet::empty(),
             moved_levels: vec![],
@@ -669,7 +669,7 @@ impl SchedClass for Dl {
                     tree.first()
                 ));
             }
-            for &(d, _, t) in tree {
+            for &(d, _, t) in tree.iter() {
                 n += 1;
                 let e = &self.ent[t];
                 if m.tasks[t].cpu != cpu || !m.tasks[t].is_queued() || e.throttled || e.key.0 != d {
