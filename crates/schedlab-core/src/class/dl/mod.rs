@@ -102,8 +102,10 @@ pub struct Dl {
     /// Per CPU: the first entry of `tree` (None: empty), kept beside it.
     /// Why: push and pull read every CPU's earliest key (`find_later_rq`'s
     /// levels, `pull_dl_task`'s scan: the kernel keeps the `cpudl` heap and
-    /// the overload mask for the same reads), and a B-tree's first entry
-    /// is a walk down its left edge (64 CPUs: a tenth of a global-EDF run).
+    /// the overload mask for the same reads); kept here, those reads touch
+    /// one array, not each CPU's queue (when the queues were B-trees, whose
+    /// first entry is a walk down the left edge: a tenth of a 64-CPU
+    /// global-EDF run).
     leftmost: Vec<Option<(Ns, u64, TaskId)>>,
     /// The CPUs whose tree is not empty (`leftmost` is Some): a CPU
     /// outside it has DL work only through its server (`find_later_rq`).
