@@ -58,7 +58,17 @@ impl Simulator {
         )));
     }
 
+    /// Carry out the classes' migration requests, if there are any: the
+    /// test inline at each caller, since most events request none (a call
+    /// per event was 1 % of the global-EDF anchor).
+    #[inline]
     fn apply_migrations(&mut self) {
+        if !self.m.migrations.is_empty() {
+            self.carry_out_migrations();
+        }
+    }
+
+    fn carry_out_migrations(&mut self) {
         while !self.m.migrations.is_empty() {
             // The requests made while these are carried out go to the
             // spare buffer, and these, drained, become the spare: no
@@ -501,8 +511,10 @@ impl Simulator {
                 next,
             },
         );
-        self.trace_task_counters(prev);
-        self.trace_task_counters(next);
+        if self.m.trace.is_some() {
+            self.trace_task_counters(prev);
+            self.trace_task_counters(next);
+        }
         self.m.rqs[cpu].nr_switches += 1;
         if prev.is_some() && next.is_some() {
             self.m.rqs[cpu].nr_task_switches += 1;
