@@ -13,7 +13,7 @@
 use super::domains::{Domain, GroupStats, GroupType};
 use super::Fair;
 
-use crate::clock::{Ns, MSEC};
+use crate::clock::Ns;
 use crate::cpuset::{CpuId, CpuSet};
 use crate::machine::{Machine, MigrationKind};
 use crate::task::TaskId;
@@ -705,15 +705,7 @@ impl Fair {
     /// interval × busy_factor 16 when busy, one jiffy less, clamped).
     fn due(&self, cpu: CpuId, level: usize, busy: bool, tick: Ns) -> Ns {
         let d = &self.lb.doms[cpu][level];
-        let mut ms = d.interval_ms;
-        if busy {
-            ms *= 16;
-        }
-        let mut jiffies = (ms * MSEC).div_ceil(tick);
-        if busy {
-            jiffies = jiffies.saturating_sub(1);
-        }
-        let jiffies = jiffies.clamp(1, self.lb.max_interval_jiffies);
+        let jiffies = d.interval_jiffies(busy, tick, self.lb.max_interval_jiffies);
         (d.last_balance + jiffies * tick).saturating_sub(d.start_phase)
     }
 

@@ -50,6 +50,9 @@ pub struct Domain {
     /// Dice thrown for this domain's newly-idle balances (the key of the
     /// next draw).
     pub newidle_draws: u64,
+    /// [`Domain::interval_jiffies`] as last computed: (interval_ms, the
+    /// cap, the tick; busy jiffies, idle jiffies).
+    jiffies_memo: std::cell::Cell<((u64, u64, Ns), u64, u64)>,
 }
 
 /// `sd->newidle_call`, `newidle_success`, `newidle_ratio` (fair.c,
@@ -90,6 +93,31 @@ impl NewidleStats {
 }
 
 impl Domain {
+    /// The balance interval in jiffies (`get_sd_balance_interval`:
+    /// `interval_ms` × busy_factor 16 when busy, one jiffy less, clamped
+    /// to 1..=`max` jiffies of `tick`). Kept for the interval last seen: it
+    /// is asked at every tick of every CPU and changes only when a balance
+    /// moves `interval_ms`, and each answer was a division (2 % of the
+    /// global-EDF anchor's instructions).
+    pub(super) fn interval_jiffies(&self, busy: bool, tick: Ns, max: u64) -> u64 {
+        let key = (self.interval_ms, max, tick);
+        let (kept, busy_j, idle_j) = self.jiffies_memo.get();
+        if kept == key {
+            return if busy { busy_j } else { idle_j };
+        }
+        let jiffies = |ms: u64| (ms * MSEC).div_ceil(tick);
+        let busy_j = jiffies(self.interval_ms * 16)
+            .saturating_sub(1)
+            .clamp(1, max);
+        let idle_j = jiffies(self.interval_ms).clamp(1, max);
+        self.jiffies_memo.set((key, busy_j, idle_j));
+        if busy {
+            busy_j
+        } else {
+            idle_j
+        }
+    }
+
     pub(super) fn weight(&self) -> u64 {
         self.span_weight
     }
@@ -356,6 +384,7 @@ impl Domain {
             failed: 0,
             newidle: NewidleStats::starting_at(512),
             newidle_draws: 0,
+            jiffies_memo: std::cell::Cell::new(((u64::MAX, 0, 0), 0, 0)),
         }
     }
 }
