@@ -97,8 +97,9 @@ impl Domain {
     /// `interval_ms` × busy_factor 16 when busy, one jiffy less, clamped
     /// to 1..=`max` jiffies of `tick`). Kept for the interval last seen: it
     /// is asked at every tick of every CPU and changes only when a balance
-    /// moves `interval_ms`, and each answer was a division (2 % of the
-    /// global-EDF anchor's instructions).
+    /// moves `interval_ms`, and each answer was a 64-bit division, slow
+    /// in time beyond its one instruction (the global-EDF anchor: 0.4 %
+    /// fewer instructions).
     pub(super) fn interval_jiffies(&self, busy: bool, tick: Ns, max: u64) -> u64 {
         let key = (self.interval_ms, max, tick);
         let (kept, busy_j, idle_j) = self.jiffies_memo.get();
