@@ -94,6 +94,9 @@ pub struct Prog {
     pub phase_applied: bool,
     /// The start delay was already served.
     pub delay_done: bool,
+    /// Its program: an index in the engine's shared programs
+    /// (engine/program.rs), kept here because a step reads the task first.
+    pub program: u32,
 }
 
 /// A busy event in progress.

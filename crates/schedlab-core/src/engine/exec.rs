@@ -128,17 +128,17 @@ impl Simulator {
     /// Current event of `t`, moving across phase and loop boundaries and
     /// applying phase attributes. `None` when the program is finished.
     fn current_event(&mut self, t: TaskId) -> Option<Op> {
-        let def = self.m.tasks[t].def;
+        let program = self.m.tasks[t].prog.program as usize;
         loop {
             // The flat copy of the programs (engine/program.rs).
-            let d = self.programs.defs[def];
+            let d = self.programs.defs[program];
             let p = &self.m.tasks[t].prog;
             if let Some(l) = d.loops {
                 if p.loops_done >= l {
                     return None;
                 }
             }
-            let phase = *self.programs.phase(def, p.phase);
+            let phase = *self.programs.phase(program, p.phase);
             if p.event < phase.events {
                 if !p.phase_applied {
                     self.apply_phase_attrs(t);

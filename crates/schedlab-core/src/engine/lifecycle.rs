@@ -63,6 +63,7 @@ impl Simulator {
             last_run_end: 0,
             prog: Prog {
                 phase_applied: true,
+                program: self.programs.of_def[def],
                 ..Prog::default()
             },
             own_timers: vec![],

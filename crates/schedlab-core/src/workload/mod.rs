@@ -165,7 +165,7 @@ impl Attrs {
 }
 
 /// Timer mode (rt-app `timer.mode`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub enum TimerMode {
     /// After an overrun, the next period starts from now.
     Relative,
