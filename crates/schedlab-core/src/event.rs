@@ -92,6 +92,11 @@ impl EventQueue {
         self.heap.pop().map(|Reverse(e)| e)
     }
 
+    /// The earliest event.
+    pub fn peek(&self) -> Option<&Event> {
+        self.heap.peek().map(|Reverse(e)| e)
+    }
+
     /// Time of the earliest event.
     pub fn peek_time(&self) -> Option<Ns> {
         self.heap.peek().map(|Reverse(e)| e.time)

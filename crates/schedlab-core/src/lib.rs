@@ -34,6 +34,7 @@ pub mod metrics;
 pub mod pelt;
 pub mod plugin;
 pub mod policy;
+pub mod prefetch;
 pub mod registry;
 pub mod rng;
 pub mod runqueue;

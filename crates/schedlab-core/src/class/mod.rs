@@ -412,6 +412,14 @@ pub trait SchedClass {
         0
     }
 
+    /// A hint, for speed alone (prefetch.rs): start loading what this
+    /// class reads of task `t` when it wakes up (`select_task_rq`,
+    /// `enqueue_task`), whichever class `t` is in. The engine calls it
+    /// ahead of a wakeup it knows is coming (the next queued event, a batch
+    /// of expired sleep timers), so that the task's misses overlap. It must
+    /// change nothing. Default: nothing.
+    fn prefetch_wakeup(&self, _t: TaskId) {}
+
     /// Runnable tasks of this class on `cpu`, the current one included
     /// (`rq->cfs.h_nr_queued`, `rq->rt.rt_nr_running`); read by the fair
     /// server.

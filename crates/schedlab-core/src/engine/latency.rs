@@ -235,6 +235,13 @@ impl SpreadDraws {
         }
     }
 
+    /// Start loading task `t`'s draw count (prefetch.rs).
+    pub(crate) fn prefetch(&self, t: TaskId) {
+        if let Some(n) = self.tasks.get(t) {
+            crate::prefetch::prefetch(n);
+        }
+    }
+
     /// Take the next draw of `who`'s stream: its (key, position), whose
     /// bits [`Self::bits`] gives. Taking is what moves the stream; the
     /// bits of a draw left unused need not be computed.

@@ -18,6 +18,7 @@ pub mod hotplug;
 mod hrtimer;
 pub mod latency;
 mod lifecycle;
+mod lookahead;
 pub mod nohz;
 mod noise;
 mod private_balance;
@@ -527,12 +528,12 @@ impl Simulator {
             let seg = self.seg_ends.earliest().filter(|e| e.0 == t).map(|e| e.1);
             let kind = if let Some(cpu) = seg {
                 self.set_seg_end(cpu, None);
+                self.prefetch_next_segment_end();
                 EventKind::SegmentEnd { cpu }
             } else if self.events.peek_time() == Some(t) {
-                match self.events.pop() {
-                    Some(ev) => ev.kind,
-                    None => break,
-                }
+                let Some(ev) = self.events.pop() else { break };
+                self.prefetch_next_wakee();
+                ev.kind
             } else {
                 let (at, cpu) = self.next_tick;
                 if cpu == 0 {
@@ -707,6 +708,9 @@ impl Simulator {
     fn expire_slack_timers(&mut self, cpu: usize) {
         self.quiet_touch(cpu);
         let due = self.slack_timers.due(cpu, self.m.now);
+        for &(task, _) in &due {
+            self.prefetch_wakeup(task);
+        }
         for &(task, gen) in &due {
             if self.sleep_timer_queued(task, gen) {
                 self.try_to_wake_up(task, crate::class::Waker { cpu, task: None });

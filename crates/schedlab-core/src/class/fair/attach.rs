@@ -58,6 +58,28 @@ impl TaskSignals {
 }
 
 impl Fair {
+    /// Start loading the signals of `next`, which `set_next_task` reads
+    /// once the engine has put the previous task back (crate::prefetch).
+    pub(super) fn prefetch_signals(&self, next: TaskId) {
+        if let Some(s) = self.signals.get(next) {
+            crate::prefetch::prefetch(s);
+        }
+    }
+
+    /// Start loading what waking `t` reads first (crate::prefetch): its
+    /// wakee flips (select.rs), its signals and its entity's flags and
+    /// times, which may lie on two lines.
+    pub(super) fn prefetch_wakee(&self, t: TaskId) {
+        if let (Some(w), Some(s)) = (self.wakee.get(t), self.signals.get(t)) {
+            crate::prefetch::prefetch(w);
+            crate::prefetch::prefetch(s);
+        }
+        if let Some(e) = self.task_se.get(t).and_then(|&se| self.se.get(se)) {
+            crate::prefetch::prefetch(&e.on_rq);
+            crate::prefetch::prefetch(&e.vruntime);
+        }
+    }
+
     /// A new task's signals, zero and unattached (its first enqueue
     /// attaches them: [`Self::signals_enqueue`]).
     pub(super) fn signals_fork(&mut self, m: &Machine, t: TaskId) {

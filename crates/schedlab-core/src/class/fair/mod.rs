@@ -614,6 +614,7 @@ impl SchedClass for Fair {
                     Some(q) => rq = q,
                     None => {
                         let next = self.se[se].task?;
+                        self.prefetch_signals(next);
                         self.hooks.picked(m, cpu, m.rqs[cpu].curr, next);
                         return Some(next);
                     }
@@ -668,6 +669,10 @@ impl SchedClass for Fair {
         }
         self.signals_set_next(m, next);
         self.util_update(m, cpu, true);
+    }
+
+    fn prefetch_wakeup(&self, t: TaskId) {
+        self.prefetch_wakee(t);
     }
 
     fn select_task_rq(

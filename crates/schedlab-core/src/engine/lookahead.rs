@@ -1,0 +1,70 @@
+//! Where the engine knows which task it will touch next, it hints that
+//! task's cache lines to the processor (crate::prefetch), so that their
+//! misses overlap the work in between instead of stalling one after the
+//! other: the next queued event's wakee, a batch of expired sleep timers,
+//! the task whose segment ends next, the task a switch brings in.
+//!
+//! Measured on issue 18's big machine (256 CPUs, 10,000 tasks, half of
+//! them sleepers; 2 simulated seconds): ten alternating pairs of runs,
+//! median ratio 0.79 of user time; `perf` showed the misses these hints
+//! start (a task's first line at a switch-in, its counters, its class's
+//! entity, signals and wakee flips at a wakeup) taking about a fifth of
+//! the run before. A hint reads nothing the simulation depends on, so no
+//! output changes: the golden runs are byte-identical with and without.
+
+use super::Simulator;
+use crate::event::{Event, EventKind};
+use crate::prefetch::prefetch;
+use crate::task::TaskId;
+
+impl Simulator {
+    /// If the next queued event wakes a task, start loading what its
+    /// wakeup reads while the event just taken is handled.
+    pub(super) fn prefetch_next_wakee(&self) {
+        if let Some(&Event {
+            kind: EventKind::Wake { task, .. },
+            ..
+        }) = self.events.peek()
+        {
+            self.prefetch_wakeup(task);
+        }
+    }
+
+    /// Start loading what the next segment end reads first, while the one
+    /// just taken is handled: its task's busy work and program position,
+    /// and the counters its work is added to.
+    pub(super) fn prefetch_next_segment_end(&self) {
+        let Some((_, cpu)) = self.seg_ends.earliest() else {
+            return;
+        };
+        if let Some(t) = self.m.rqs[cpu].curr {
+            prefetch(&self.m.tasks[t].busy);
+            prefetch(&self.m.tasks[t].prog);
+            prefetch(&self.m.stats.tasks[t]);
+        }
+    }
+
+    /// Start loading what waking `task` reads first: its task's state,
+    /// sleep generation and affinity, its draw of the wakeup costs, and
+    /// each class's part (`SchedClass::prefetch_wakeup`).
+    pub(super) fn prefetch_wakeup(&self, task: TaskId) {
+        let Some(t) = self.m.tasks.get(task) else {
+            return;
+        };
+        prefetch(&t.state);
+        prefetch(&t.sleep_gen);
+        prefetch(&t.affinity);
+        self.spread_draws.prefetch(task);
+        for k in 0..self.classes.len() {
+            self.classes.get_ref(k).prefetch_wakeup(task);
+        }
+    }
+
+    /// Start loading the first line of `n`'s task and of its counters,
+    /// which its switch-in reads after the previous task is put back and
+    /// switched out.
+    pub(super) fn prefetch_switch_in(&self, n: TaskId) {
+        prefetch(&self.m.tasks[n]);
+        prefetch(&self.m.stats.tasks[n]);
+    }
+}
