@@ -4,33 +4,31 @@
 //! other: the next queued event's wakee, a batch of expired sleep timers,
 //! the task whose segment ends next, the task a switch brings in.
 //!
+//! Only with [`crate::prefetch::MIN_TASKS`] tasks or more (below, their
+//! structures stay in the cache and the hints would cost instructions for
+//! nothing).
+//!
 //! Measured on issue 18's big machine (256 CPUs, 10,000 tasks, half of
 //! them sleepers; 2 simulated seconds): ten alternating pairs of runs,
-//! median ratio 0.79 of user time; `perf` showed the misses these hints
-//! start (a task's first line at a switch-in, its counters, its class's
-//! entity, signals and wakee flips at a wakeup) taking about a fifth of
-//! the run before. A hint reads nothing the simulation depends on, so no
-//! output changes: the golden runs are byte-identical with and without.
+//! median ratio 0.76 of user time (0.57–0.89); `perf` showed the misses
+//! these hints start (a task's first line at a switch-in, its counters and
+//! latency record, its class's entity, signals and wakee flips at a
+//! wakeup) taking about a fifth of the run before. A hint reads nothing
+//! the simulation depends on, so no output changes: the instruction
+//! bench's workloads above the bound (1,000 and 10,000 hogs, the sleepers
+//! mix) and the big machine report the same bytes with and without.
 
 use super::Simulator;
 use crate::event::{Event, EventKind};
 use crate::prefetch::prefetch;
 use crate::task::TaskId;
 
-/// Fewer tasks than this and no hint is given. Why: a task's structures
-/// (its task, counters, fair entity and signals) take about 1 KiB, so a few
-/// hundred tasks fit one core's 512 KiB second-level cache and their misses
-/// are rare, while the hints cost instructions at every event (+1.5 % for
-/// the 16-task global-EDF anchor, counted with valgrind). The bound is set
-/// from those sizes, not tuned by timings.
-const PREFETCH_MIN_TASKS: usize = 512;
-
 impl Simulator {
     /// Whether hints are worth their instructions: enough tasks that theirs
     /// are not all in the cache.
     #[inline]
     pub(super) fn prefetching(&self) -> bool {
-        self.m.tasks.len() >= PREFETCH_MIN_TASKS
+        self.m.tasks.len() >= crate::prefetch::MIN_TASKS
     }
 
     /// If the next queued event wakes a task, start loading what its

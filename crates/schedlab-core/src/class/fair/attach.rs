@@ -61,6 +61,9 @@ impl Fair {
     /// Start loading the signals of `next`, which `set_next_task` reads
     /// once the engine has put the previous task back (crate::prefetch).
     pub(super) fn prefetch_signals(&self, next: TaskId) {
+        if self.signals.len() < crate::prefetch::MIN_TASKS {
+            return;
+        }
         if let Some(s) = self.signals.get(next) {
             crate::prefetch::prefetch(s);
         }
