@@ -27,7 +27,8 @@
 use super::sync::SyncState;
 use crate::clock::Ns;
 use crate::workload::{Event, TimerMode, Workload};
-use std::collections::HashMap;
+use std::collections::BTreeMap;
+use std::hash::{Hash, Hasher};
 
 /// An event of a program with its names resolved (see the module doc).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -108,49 +109,82 @@ pub(crate) struct Programs {
     pub timer_names: Vec<String>,
 }
 
+/// A word-at-a-time multiplicative hash (FxHash's step), for program
+/// fingerprints: a few words per op, where the standard library's SipHash
+/// with its allocation-heavy keys made the programs' set-up 3,500
+/// instructions per task object. Unseeded, so the same on every run; only
+/// lookups use it.
+struct WordHasher(u64);
+
+impl Hasher for WordHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
 impl Programs {
     /// The flat copy of `wl`'s programs, their resource names numbered
     /// by `sync`.
     pub fn of(wl: &Workload, sync: &mut SyncState) -> Programs {
         let mut p = Programs::default();
-        // A program as its parts: loops, and each phase's loops and ops.
-        type Key = (Option<u64>, Vec<(u64, Vec<Op>)>);
-        // Looked up only: the programs are numbered in workload order, so
-        // the map's order reaches nothing.
-        let mut known: HashMap<Key, u32> = HashMap::new();
+        // The programs by fingerprint (looked up only: they are numbered
+        // in workload order).
+        let mut known: BTreeMap<u64, Vec<u32>> = BTreeMap::new();
         for d in &wl.tasks {
-            // Every task object's names are resolved, in workload order,
-            // as before the programs were shared: resource and timer
-            // numbers are those of their first appearance.
-            let phases: Vec<(u64, Vec<Op>)> = d
-                .phases
-                .iter()
-                .map(|ph| {
-                    (
-                        ph.loops,
-                        ph.events.iter().map(|e| p.op(wl, sync, e)).collect(),
-                    )
-                })
-                .collect();
-            let next = p.defs.len() as u32;
-            let id = *known
-                .entry((d.loops, phases))
-                .or_insert_with_key(|(loops, phases)| {
-                    p.defs.push(DefProgram {
-                        loops: *loops,
-                        first_phase: p.phases.len(),
-                        phases: phases.len(),
-                    });
-                    for (loops, ops) in phases {
-                        p.phases.push(PhaseProgram {
-                            loops: *loops,
-                            first_event: p.events.len(),
-                            events: ops.len(),
-                        });
-                        p.events.extend_from_slice(ops);
-                    }
-                    next
+            // Appended as a new program, then taken back if an equal one
+            // is known: no allocation per task object. Every task
+            // object's names are resolved, in workload order, as before
+            // the programs were shared: resource and timer numbers are
+            // those of their first appearance.
+            let (first_phase, first_event) = (p.phases.len(), p.events.len());
+            for ph in &d.phases {
+                let start = p.events.len();
+                for e in &ph.events {
+                    let op = p.op(wl, sync, e);
+                    p.events.push(op);
+                }
+                p.phases.push(PhaseProgram {
+                    loops: ph.loops,
+                    first_event: start,
+                    events: p.events.len() - start,
                 });
+            }
+            let new = DefProgram {
+                loops: d.loops,
+                first_phase,
+                phases: d.phases.len(),
+            };
+            let print = p.fingerprint(new);
+            let same = known.get(&print).and_then(|ids| {
+                ids.iter()
+                    .copied()
+                    .find(|&id| p.same(p.defs[id as usize], new))
+            });
+            let id = match same {
+                Some(id) => {
+                    p.phases.truncate(first_phase);
+                    p.events.truncate(first_event);
+                    id
+                }
+                None => {
+                    let id = p.defs.len() as u32;
+                    p.defs.push(new);
+                    known.entry(print).or_default().push(id);
+                    id
+                }
+            };
             p.of_def.push(id);
         }
         // Grown by doubling, they would keep up to half unused (issue 18's
@@ -159,6 +193,33 @@ impl Programs {
         p.phases.shrink_to_fit();
         p.events.shrink_to_fit();
         p
+    }
+
+    /// Each phase of `d` as its loop count and ops.
+    fn parts(&self, d: DefProgram) -> impl Iterator<Item = (u64, &[Op])> + '_ {
+        let phases = &self.phases[d.first_phase..d.first_phase + d.phases];
+        phases.iter().map(|ph| {
+            (
+                ph.loops,
+                &self.events[ph.first_event..ph.first_event + ph.events],
+            )
+        })
+    }
+
+    /// Whether `a` and `b` are the same program.
+    fn same(&self, a: DefProgram, b: DefProgram) -> bool {
+        a.loops == b.loops && a.phases == b.phases && self.parts(a).eq(self.parts(b))
+    }
+
+    /// A hash of program `d`'s parts (equal programs, equal prints).
+    fn fingerprint(&self, d: DefProgram) -> u64 {
+        let mut h = WordHasher(0);
+        d.loops.hash(&mut h);
+        for (loops, ops) in self.parts(d) {
+            loops.hash(&mut h);
+            ops.hash(&mut h);
+        }
+        h.finish()
     }
 
     fn op(&mut self, wl: &Workload, sync: &mut SyncState, e: &Event) -> Op {
