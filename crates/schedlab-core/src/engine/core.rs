@@ -298,7 +298,7 @@ impl Simulator {
         }
         self.m.clear_resched(cpu);
         let curr = self.m.rqs[cpu].curr;
-        if let Some(n) = next.filter(|n| Some(*n) != curr && self.prefetching()) {
+        if let Some(n) = next.filter(|n| Some(*n) != curr) {
             self.prefetch_switch_in(n);
         }
         if next == curr && !put_prev_done {

@@ -6,7 +6,7 @@
 //!
 //! Only with [`crate::prefetch::MIN_TASKS`] tasks or more (below, their
 //! structures stay in the cache and the hints would cost instructions for
-//! nothing).
+//! nothing): each entry point here asks, so its callers need not.
 //!
 //! Measured on issue 18's big machine (256 CPUs, 10,000 tasks, half of
 //! them sleepers; 2 simulated seconds): ten alternating pairs of runs,
@@ -27,13 +27,17 @@ impl Simulator {
     /// Whether hints are worth their instructions: enough tasks that theirs
     /// are not all in the cache.
     #[inline]
-    pub(super) fn prefetching(&self) -> bool {
+    fn prefetching(&self) -> bool {
         self.m.tasks.len() >= crate::prefetch::MIN_TASKS
     }
 
     /// If the next queued event wakes a task, start loading what its
     /// wakeup reads while the event just taken is handled.
+    #[inline]
     pub(super) fn prefetch_next_wakee(&self) {
+        if !self.prefetching() {
+            return;
+        }
         if let Some(&Event {
             kind: EventKind::Wake { task, .. },
             ..
@@ -46,7 +50,11 @@ impl Simulator {
     /// Start loading what the next segment end reads first, while the one
     /// just taken is handled: its task's busy work, program position and
     /// sleep generation, and the counters its work is added to.
+    #[inline]
     pub(super) fn prefetch_next_segment_end(&self) {
+        if !self.prefetching() {
+            return;
+        }
         let Some((_, cpu)) = self.seg_ends.earliest() else {
             return;
         };
@@ -59,10 +67,22 @@ impl Simulator {
         }
     }
 
+    /// [`Self::prefetch_wakeup`] for each of a batch of expired sleep
+    /// timers (task, generation), before the first of them is woken.
+    #[inline]
+    pub(super) fn prefetch_wakeups(&self, due: &[(TaskId, u64)]) {
+        if !self.prefetching() {
+            return;
+        }
+        for &(task, _) in due {
+            self.prefetch_wakeup(task);
+        }
+    }
+
     /// Start loading what waking `task` reads first: its task's state,
     /// sleep generation and affinity, its draw of the wakeup costs, and
     /// each class's part (`SchedClass::prefetch_wakeup`).
-    pub(super) fn prefetch_wakeup(&self, task: TaskId) {
+    fn prefetch_wakeup(&self, task: TaskId) {
         let Some(t) = self.m.tasks.get(task) else {
             return;
         };
@@ -78,7 +98,11 @@ impl Simulator {
     /// Start loading the first line of `n`'s task and what its switch-in
     /// reads of its counters, after the previous task is put back and
     /// switched out.
+    #[inline]
     pub(super) fn prefetch_switch_in(&self, n: TaskId) {
+        if !self.prefetching() {
+            return;
+        }
         prefetch(&self.m.tasks[n]);
         let stats = &self.m.stats.tasks[n];
         prefetch(stats);

@@ -528,15 +528,11 @@ impl Simulator {
             let seg = self.seg_ends.earliest().filter(|e| e.0 == t).map(|e| e.1);
             let kind = if let Some(cpu) = seg {
                 self.set_seg_end(cpu, None);
-                if self.prefetching() {
-                    self.prefetch_next_segment_end();
-                }
+                self.prefetch_next_segment_end();
                 EventKind::SegmentEnd { cpu }
             } else if self.events.peek_time() == Some(t) {
                 let Some(ev) = self.events.pop() else { break };
-                if self.prefetching() {
-                    self.prefetch_next_wakee();
-                }
+                self.prefetch_next_wakee();
                 ev.kind
             } else {
                 let (at, cpu) = self.next_tick;
@@ -712,11 +708,7 @@ impl Simulator {
     fn expire_slack_timers(&mut self, cpu: usize) {
         self.quiet_touch(cpu);
         let due = self.slack_timers.due(cpu, self.m.now);
-        if self.prefetching() {
-            for &(task, _) in &due {
-                self.prefetch_wakeup(task);
-            }
-        }
+        self.prefetch_wakeups(&due);
         for &(task, gen) in &due {
             if self.sleep_timer_queued(task, gen) {
                 self.try_to_wake_up(task, crate::class::Waker { cpu, task: None });
