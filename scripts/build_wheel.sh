@@ -6,6 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-dist}
+# shellcheck source=scripts/pgo_env.sh
+source scripts/pgo_env.sh
 cargo build --release -q -p schedlab-worker
 mkdir -p python/schedlab/bin
 cp target/release/schedlab-worker python/schedlab/bin/schedlab-worker

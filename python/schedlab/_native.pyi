@@ -43,6 +43,9 @@ def simulate(
 
 class TraceError(ValueError): ...
 
+# The PGO profile the module was built with (scripts/pgo_env.sh), "" for a plain build.
+PGO_PROFILE: str
+
 def import_trace(source: str, text: str, tolerant: bool, window: Optional[Tuple[int, int]] = None,
                  workload_pids: Optional[List[int]] = None,
                  tick: Optional[Tuple[int, int]] = None

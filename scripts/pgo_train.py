@@ -1,0 +1,77 @@
+"""The runs a profile-guided build of the native module is trained on (scripts/pgo.sh).
+
+Profile-guided optimisation lays out and inlines the simulator's code by how often each
+branch ran here, and LLVM optimises a function that never ran here for size, as cold
+code. So the training covers every registered scheduler, every deadline order and fair
+policy, tracing (ftrace text and Perfetto), the seed experiments (`schedlab repro all`)
+and the speed suite's workloads (schedlab/benchsuite.py), weighted roughly as they are
+used: the experiments and the suite most, every other scheduler on a short mixed run.
+
+The profile changes how fast the code runs, never what it computes (Rust has no
+fast-math: every optimisation LLVM makes keeps each operation's result), so nothing
+here can change an output; tests and golden runs check that for every build.
+
+Usage (scripts/pgo.sh runs it with an instrumented native module):
+    python scripts/pgo_train.py OUT_DIR
+"""
+import sys
+import tempfile
+from pathlib import Path
+
+from schedlab import api, cli
+from schedlab.benchsuite import gedf_tasks, gedf_wide, hogs, schbench_like, sleepers_mix
+
+
+def mixed(seconds: int) -> dict:
+    """Hogs at several nice levels, periodic sleepers, an RT probe, a deadline task and
+    message threads waking workers: each scheduler class's wake, tick, preempt and
+    balance paths in one run."""
+    tasks = {f"hog{i}": {"priority": (7 * i) % 40 - 20, "run": 1_000_000} for i in range(12)}
+    for i in range(12):
+        tasks[f"sleeper{i}"] = {"loop": -1, "run": 200 + 50 * i, "sleep": 1_000 + 300 * i}
+    tasks["probe"] = {"loop": -1, "run": 20, "policy": "SCHED_FIFO", "priority": 50,
+                      "timer": {"ref": "unique", "period": 1_000}}
+    tasks["dl"] = {"loop": -1, "policy": "SCHED_DEADLINE", "dl-runtime": 2_000, "dl-deadline": 10_000,
+                   "dl-period": 10_000, "run": 1_500, "timer": {"ref": "unique", "period": 10_000}}
+    tasks.update(schbench_like(1, 6, seconds)["tasks"])
+    return {"global": {"duration": seconds}, "tasks": tasks}
+
+
+def main(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    names = api.schedulers()
+    # Every scheduler, plain and on SMT pairs with OS noise and the lazy preemption model.
+    for sched in (s["name"] for s in names["schedulers"]):
+        api.simulate(mixed(2), sched, 8).metrics
+        api.simulate(mixed(1), sched, 8, smt=2, seed=1,
+                     set={"noise_interval_us": 4000, "preempt_model": 3, "tick_phase_ns": -1}).metrics
+    for policy in names["fair_policies"]:
+        api.simulate(mixed(1), f"cfs+{policy['name']}", 4).metrics
+        api.simulate(mixed(1), f"eevdf+{policy['name']}", 4).metrics
+    for order in names["dl_orders"]:
+        api.simulate(gedf_tasks(10), "eevdf", 4, hz=1000, zero_costs=True, dl_policy=order["name"]).metrics
+    # The speed suite's workloads (shorter).
+    api.simulate(gedf_tasks(60), "eevdf", 4, hz=1000, zero_costs=True).metrics
+    api.simulate(gedf_wide(500, 5), "eevdf", 64, hz=1000, zero_costs=True).metrics
+    for n in (100, 1000, 10_000):
+        api.simulate(hogs(n, 10), "eevdf", 8).metrics
+    api.simulate(schbench_like(4, 16, 2), "eevdf", 8).metrics
+    traced = api.simulate(schbench_like(4, 16, 1), "eevdf", 8, trace=True)
+    traced.write_perfetto(str(out / "trace.pftrace"))
+    traced.ftrace_text()
+    api.simulate(sleepers_mix(10_000, 1), "eevdf", 256).metrics
+    # The seed experiments, as the README's main command runs them.
+    sys.argv = ["schedlab", "repro", "all", "--out", str(out / "reports")]
+    try:
+        cli.main()
+    except SystemExit as e:
+        if e.code not in (0, None):
+            raise
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        with tempfile.TemporaryDirectory() as tmp:
+            main(Path(tmp))
+    else:
+        main(Path(sys.argv[1]))
