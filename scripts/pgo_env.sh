@@ -20,10 +20,10 @@ elif [ "$pgo_made_by" != "$pgo_rustc" ]; then
   echo "pgo: pgo/schedlab.profdata was made by '$pgo_made_by', this is '$pgo_rustc': a plain build (scripts/pgo.sh makes a new profile)" >&2
 else
   # A function changed since the profile was made gets no profile data (LLVM's
-  # hash check): it is optimised as in a plain build, which the warning would
-  # report for every such function at every build.
-  export RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }-Cprofile-use=$pgo_profile -Cllvm-args=-pgo-warn-mismatch=false"
+  # control-flow hash check): it is optimised as in a plain build.
+  export RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }-Cprofile-use=$pgo_profile"
   SCHEDLAB_PGO="pgo/schedlab.profdata ($(sed -n 's/^trained at: //p' pgo/PROFILE), $pgo_rustc)"
   export SCHEDLAB_PGO
+  echo "pgo: profile-guided build with $SCHEDLAB_PGO" >&2
 fi
 unset pgo_profile pgo_made_by pgo_rustc

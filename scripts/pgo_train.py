@@ -37,29 +37,34 @@ def mixed(seconds: int) -> dict:
     return {"global": {"duration": seconds}, "tasks": tasks}
 
 
+def run(*args, **kwargs) -> dict:
+    """One simulation and its metrics (their conversion is part of every run's cost)."""
+    return api.simulate(*args, **kwargs).metrics
+
+
 def main(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     names = api.schedulers()
     # Every scheduler, plain and on SMT pairs with OS noise and the lazy preemption model.
     for sched in (s["name"] for s in names["schedulers"]):
-        api.simulate(mixed(2), sched, 8).metrics
-        api.simulate(mixed(1), sched, 8, smt=2, seed=1,
-                     set={"noise_interval_us": 4000, "preempt_model": 3, "tick_phase_ns": -1}).metrics
+        run(mixed(2), sched, 8)
+        run(mixed(1), sched, 8, smt=2, seed=1,
+                     set={"noise_interval_us": 4000, "preempt_model": 3, "tick_phase_ns": -1})
     for policy in names["fair_policies"]:
-        api.simulate(mixed(1), f"cfs+{policy['name']}", 4).metrics
-        api.simulate(mixed(1), f"eevdf+{policy['name']}", 4).metrics
+        run(mixed(1), f"cfs+{policy['name']}", 4)
+        run(mixed(1), f"eevdf+{policy['name']}", 4)
     for order in names["dl_orders"]:
-        api.simulate(gedf_tasks(10), "eevdf", 4, hz=1000, zero_costs=True, dl_policy=order["name"]).metrics
+        run(gedf_tasks(10), "eevdf", 4, hz=1000, zero_costs=True, dl_policy=order["name"])
     # The speed suite's workloads (shorter).
-    api.simulate(gedf_tasks(60), "eevdf", 4, hz=1000, zero_costs=True).metrics
-    api.simulate(gedf_wide(500, 5), "eevdf", 64, hz=1000, zero_costs=True).metrics
+    run(gedf_tasks(60), "eevdf", 4, hz=1000, zero_costs=True)
+    run(gedf_wide(500, 5), "eevdf", 64, hz=1000, zero_costs=True)
     for n in (100, 1000, 10_000):
-        api.simulate(hogs(n, 10), "eevdf", 8).metrics
-    api.simulate(schbench_like(4, 16, 2), "eevdf", 8).metrics
+        run(hogs(n, 10), "eevdf", 8)
+    run(schbench_like(4, 16, 2), "eevdf", 8)
     traced = api.simulate(schbench_like(4, 16, 1), "eevdf", 8, trace=True)
     traced.write_perfetto(str(out / "trace.pftrace"))
     traced.ftrace_text()
-    api.simulate(sleepers_mix(10_000, 1), "eevdf", 256).metrics
+    run(sleepers_mix(10_000, 1), "eevdf", 256)
     # The seed experiments, as the README's main command runs them.
     sys.argv = ["schedlab", "repro", "all", "--out", str(out / "reports")]
     try:

@@ -79,11 +79,15 @@ def build(src: Path, target: Path, label: str) -> Path:
     """Build the example binary of the checkout at ``src`` into ``target``; its path."""
     print(f"building the example binary of {label} (cargo, release profile)...", file=sys.stderr)
     env = dict(os.environ, CARGO_TARGET_DIR=str(target))
-    p = subprocess.run(["cargo", "build", "--release", "--quiet", "--example", "run",
-                        "--manifest-path", str(src / "Cargo.toml")],
-                       env=env, capture_output=True, text=True, check=False)
+    # Built as that tree's setup builds its native module: profile-guided where its
+    # scripts/pgo_env.sh finds a profile for this rustc (trees before it: plain).
+    cmd = ("if [ -f scripts/pgo_env.sh ]; then source scripts/pgo_env.sh; fi; "
+           "exec cargo build --release --quiet --example run")
+    p = subprocess.run(["bash", "-c", cmd], cwd=src, env=env, capture_output=True, text=True, check=False)
     if p.returncode != 0:
         raise BenchError(f"cargo build of {label} failed: {p.stderr.strip()[-600:]}")
+    pgo = [ln for ln in p.stderr.splitlines() if ln.startswith("pgo: ")]
+    print(f"  {label}: {pgo[-1][5:] if pgo else 'plain build (no scripts/pgo_env.sh)'}", file=sys.stderr)
     return target / "release" / "examples" / "run"
 
 

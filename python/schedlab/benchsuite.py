@@ -279,6 +279,9 @@ def big_machine(seconds: float) -> None:
 
 def main(simso_python: Optional[str], repeat: int, big_seconds: float) -> None:
     print(f"schedlab speed suite (issue 18); CPU times, best of {repeat}; python {sys.version.split()[0]}")
+    from . import _native
+    pgo = _native.PGO_PROFILE
+    print(f"native module: {'profile-guided, ' + pgo if pgo else 'plain build (scripts/pgo_env.sh)'}")
     if simso_python == "auto":
         venv = ROOT / ".venv-simso" / "bin" / "python"
         simso_python = str(venv) if venv.exists() else shutil.which("simso-python")
