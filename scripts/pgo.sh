@@ -43,7 +43,15 @@ echo "pgo: instrumented build" >&2
 RUSTFLAGS="-Cprofile-generate=$work/raw" SCHEDLAB_PGO="" VIRTUAL_ENV="$PWD/.venv" \
   .venv/bin/maturin develop --release -q
 echo "pgo: training (scripts/pgo_train.py)" >&2
-.venv/bin/python scripts/pgo_train.py "$work/out" >/dev/null
+.venv/bin/python scripts/pgo_train.py "$work/out" >/dev/null 2>"$work/train.log" \
+  || { cat "$work/train.log" >&2; exit 1; }
+# The example binary that `schedlab.bench --instructions` counts links its own copy of the
+# core (other symbols): trained too, in the same profile (pgo_train.py says why).
+echo "pgo: instrumented example binary, and its training" >&2
+RUSTFLAGS="-Cprofile-generate=$work/raw" CARGO_TARGET_DIR="$work/target" \
+  cargo build --release -q --example run
+.venv/bin/python scripts/pgo_train.py --example "$work/target/release/examples/run" "$work/out-example" \
+  2>"$work/train.log" || { cat "$work/train.log" >&2; exit 1; }
 mkdir -p pgo
 "$profdata" merge -o pgo/schedlab.profdata "$work/raw"
 {

@@ -11,14 +11,25 @@ The profile changes how fast the code runs, never what it computes (Rust has no
 fast-math: every optimisation LLVM makes keeps each operation's result), so nothing
 here can change an output; tests and golden runs check that for every build.
 
-Usage (scripts/pgo.sh runs it with an instrumented native module):
+The core's example binary (crates/schedlab-core/examples/run.rs), which
+`python -m schedlab.bench --instructions` counts, links its own copy of the core, whose
+symbols differ from the module's (another crate hash), so the module's profile does not
+apply to it: `--example BIN` trains it on every scheduler's mixed run and on the
+workloads that bench counts (so its counts show the profile's effect on the same code
+paths; the module's training has them too, shorter).
+
+Usage (scripts/pgo.sh runs it with an instrumented native module, then an instrumented
+example binary):
     python scripts/pgo_train.py OUT_DIR
+    python scripts/pgo_train.py --example BIN OUT_DIR
 """
+import json
+import os
+import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-from schedlab import api, cli
+from schedlab import api, benchinstr, cli
 from schedlab.benchsuite import gedf_tasks, gedf_wide, hogs, schbench_like, sleepers_mix
 
 
@@ -74,9 +85,33 @@ def main(out: Path) -> None:
             raise
 
 
+def example(binary: str, out: Path) -> None:
+    """The example binary's training: each scheduler's mixed run, the instruction bench's
+    workloads (schedlab/benchinstr.py) and the deadline orders."""
+    out.mkdir(parents=True, exist_ok=True)
+
+    def native(tag: str, wl: dict, sched: str, cpus: int, env: dict) -> None:
+        path = out / f"{tag}.json"
+        path.write_text(json.dumps(wl), encoding="utf-8")
+        env = {k: v.replace("{trace}", str(out / "trace.out")) for k, v in env.items()}
+        subprocess.run([binary, str(path), sched, str(cpus)], env={**os.environ, **env},
+                       stdout=subprocess.DEVNULL, check=True)
+
+    for sched in (s["name"] for s in api.schedulers()["schedulers"]):
+        native("mixed", mixed(2), sched, 8, {})
+    for order in ("edf", "llf", "illf"):
+        native("gedf", gedf_tasks(10), "eevdf", 4, {**benchinstr.EDF, "SCHEDLAB_DL_POLICY": order})
+    for i, (_, make, sched, cpus, env) in enumerate(benchinstr.WORKLOADS):
+        native(f"w{i}", make(), sched, cpus, env)
+    for n, make, s in benchinstr.FLAT:
+        native(f"flat{n}_{s}", make(), "eevdf", 8, {})
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        with tempfile.TemporaryDirectory() as tmp:
-            main(Path(tmp))
+    args = sys.argv[1:]
+    if args[:1] == ["--example"] and len(args) == 3:
+        example(args[1], Path(args[2]))
+    elif len(args) == 1:
+        main(Path(args[0]))
     else:
-        main(Path(sys.argv[1]))
+        sys.exit("usage: pgo_train.py [--example BIN] OUT_DIR")
