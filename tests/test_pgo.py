@@ -75,3 +75,15 @@ def test_no_profile_gives_a_plain_build(tmp_path):
     shutil.copy(ROOT / "scripts" / "pgo_env.sh", tmp_path / "scripts")
     flags, name, said = env_of(tmp_path)
     assert (flags, name) == ("", "") and "no profile" in said
+
+
+@needs_rustc
+def test_the_installed_module_is_built_as_pgo_env_says():
+    """setup.sh builds the module the way pgo_env.sh decides: with this tree's profile where it
+    applies (a module built by hand with a bare `maturin develop` fails here: rebuild it with
+    `source scripts/pgo_env.sh` first, or set SCHEDLAB_NO_PGO=1 for a plain one)."""
+    from schedlab import _native
+
+    plain = subprocess.os.environ.get("SCHEDLAB_NO_PGO") == "1"
+    _, name, said = env_of(ROOT, **({"SCHEDLAB_NO_PGO": "1"} if plain else {}))
+    assert _native.PGO_PROFILE == name, said
