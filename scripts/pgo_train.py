@@ -3,7 +3,8 @@
 Profile-guided optimisation lays out and inlines the simulator's code by how often each
 branch ran here, and LLVM optimises a function that never ran here for size, as cold
 code. So the training covers every registered scheduler, every deadline order and fair
-policy, tracing (ftrace text and Perfetto), the seed experiments (`schedlab repro all`)
+policy, a policy written in Python, tracing (ftrace text and Perfetto) and trace import,
+the seed experiments (`schedlab repro all`)
 and the speed suite's workloads (schedlab/benchsuite.py), weighted roughly as they are
 used: the experiments and the suite most, every other scheduler on a short mixed run.
 
@@ -31,6 +32,7 @@ from pathlib import Path
 
 from schedlab import api, benchinstr, cli
 from schedlab.benchsuite import gedf_tasks, gedf_wide, hogs, schbench_like, sleepers_mix
+from schedlab.policies import ScxSimple
 
 
 def mixed(seconds: int) -> dict:
@@ -74,7 +76,14 @@ def main(out: Path) -> None:
     run(schbench_like(4, 16, 2), "eevdf", 8)
     traced = api.simulate(schbench_like(4, 16, 1), "eevdf", 8, trace=True)
     traced.write_perfetto(str(out / "trace.pftrace"))
-    traced.ftrace_text()
+    # A trace read back (schedlab trace import) and its replay workload run.
+    traced.write_ftrace(str(out / "trace.txt"))
+    imported = api.import_trace(out / "trace.txt")
+    assert imported.result.metrics["context_switches"] > 0
+    run(imported.workload, "eevdf", 8)
+    api.check(mixed(1))
+    # A policy written in Python (the ext class's hooks called through the bindings).
+    run(mixed(1), ScxSimple(), 8)
     run(sleepers_mix(10_000, 1), "eevdf", 256)
     # The seed experiments, as the README's main command runs them.
     sys.argv = ["schedlab", "repro", "all", "--out", str(out / "reports")]
