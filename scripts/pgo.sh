@@ -39,21 +39,26 @@ if ! profdata=$(find_profdata); then
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# Until the last step the module in .venv is the instrumented one: on a failure, say so.
+failed() {
+  [ -f "$work/train.log" ] && cat "$work/train.log" >&2
+  echo "pgo: failed; the module in .venv may be the instrumented build: run scripts/setup.sh" >&2
+  exit 1
+}
 echo "pgo: instrumented build" >&2
 RUSTFLAGS="-Cprofile-generate=$work/raw" SCHEDLAB_PGO="" VIRTUAL_ENV="$PWD/.venv" \
   .venv/bin/maturin develop --release -q
 echo "pgo: training (scripts/pgo_train.py)" >&2
-.venv/bin/python scripts/pgo_train.py "$work/out" >/dev/null 2>"$work/train.log" \
-  || { cat "$work/train.log" >&2; exit 1; }
+.venv/bin/python scripts/pgo_train.py "$work/out" >/dev/null 2>"$work/train.log" || failed
 # The example binary that `schedlab.bench --instructions` counts links its own copy of the
 # core (other symbols): trained too, in the same profile (pgo_train.py says why).
 echo "pgo: instrumented example binary, and its training" >&2
 RUSTFLAGS="-Cprofile-generate=$work/raw" CARGO_TARGET_DIR="$work/target" \
-  cargo build --release -q --example run
+  cargo build --release -q --example run || failed
 .venv/bin/python scripts/pgo_train.py --example "$work/target/release/examples/run" "$work/out-example" \
-  2>"$work/train.log" || { cat "$work/train.log" >&2; exit 1; }
+  2>"$work/train.log" || failed
 mkdir -p pgo
-"$profdata" merge -o pgo/schedlab.profdata "$work/raw"
+"$profdata" merge -o pgo/schedlab.profdata "$work/raw" || failed
 {
   echo "# The profile of the native module's profile-guided build: made by scripts/pgo.sh,"
   echo "# used by scripts/pgo_env.sh only when this rustc builds (the names and hashes it"
