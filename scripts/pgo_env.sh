@@ -5,7 +5,7 @@
 #
 # Why a committed profile: building one takes an instrumented build and a training run
 # (about 7 minutes on the 2-core machine kind) that every fresh setup would repeat; the
-# profile is 12.6 MB, about 3 MB in git. Why only from the same rustc: the profile names
+# profile is about 12 MB, 3 MB in git. Why only from the same rustc: the profile names
 # functions by their mangled symbols and control-flow hashes, which another compiler
 # version changes, so its data would not apply (the build is then plain, never wrong:
 # a profile steers layout and inlining, not what the code computes).
