@@ -4,9 +4,9 @@ Profile-guided optimisation lays out and inlines the simulator's code by how oft
 branch ran here, and LLVM optimises a function that never ran here for size, as cold
 code. So the training covers every registered scheduler, every deadline order and fair
 policy, a policy written in Python, tracing (ftrace text and Perfetto) and trace import,
-the seed experiments (`schedlab repro all`)
-and the speed suite's workloads (schedlab/benchsuite.py), weighted roughly as they are
-used: the experiments and the suite most, every other scheduler on a short mixed run.
+the seed experiments (`schedlab repro all`) and the speed suite's workloads
+(schedlab/benchsuite.py), weighted roughly as they are used: the experiments and the
+suite most, every other scheduler on a short mixed run.
 
 The profile changes how fast the code runs, never what it computes (Rust has no
 fast-math: every optimisation LLVM makes keeps each operation's result), so nothing
@@ -62,7 +62,7 @@ def main(out: Path) -> None:
     for sched in (s["name"] for s in names["schedulers"]):
         run(mixed(2), sched, 8)
         run(mixed(1), sched, 8, smt=2, seed=1,
-                     set={"noise_interval_us": 4000, "preempt_model": 3, "tick_phase_ns": -1})
+            set={"noise_interval_us": 4000, "preempt_model": 3, "tick_phase_ns": -1})
     for policy in names["fair_policies"]:
         run(mixed(1), f"cfs+{policy['name']}", 4)
         run(mixed(1), f"eevdf+{policy['name']}", 4)
@@ -106,9 +106,10 @@ def example(binary: str, out: Path) -> None:
         subprocess.run([binary, str(path), sched, str(cpus)], env={**os.environ, **env},
                        stdout=subprocess.DEVNULL, check=True)
 
-    for sched in (s["name"] for s in api.schedulers()["schedulers"]):
+    names = api.schedulers()
+    for sched in (s["name"] for s in names["schedulers"]):
         native("mixed", mixed(2), sched, 8, {})
-    for order in ("edf", "llf", "illf"):
+    for order in (o["name"] for o in names["dl_orders"]):
         native("gedf", gedf_tasks(10), "eevdf", 4, {**benchinstr.EDF, "SCHEDLAB_DL_POLICY": order})
     for i, (_, make, sched, cpus, env) in enumerate(benchinstr.WORKLOADS):
         native(f"w{i}", make(), sched, cpus, env)

@@ -1,6 +1,7 @@
 """The profile-guided build: scripts/pgo_env.sh uses pgo/schedlab.profdata exactly when this
 rustc made it, and the committed profile is one LLVM can read (no timing here)."""
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -18,7 +19,7 @@ needs_rustc = pytest.mark.skipif(shutil.which("rustc") is None, reason="rustc no
 def env_of(tree: Path, **extra: str) -> tuple:
     """RUSTFLAGS and SCHEDLAB_PGO as pgo_env.sh leaves them in ``tree``, and what it said."""
     script = 'source scripts/pgo_env.sh; printf "%s\\n%s\\n" "${RUSTFLAGS:-}" "${SCHEDLAB_PGO:-}"'
-    env = {"PATH": subprocess.os.environ["PATH"], "HOME": subprocess.os.environ.get("HOME", "/"), **extra}
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/"), **extra}
     p = subprocess.run(["bash", "-c", script], cwd=tree, env=env, capture_output=True, text=True, check=True)
     flags, name = p.stdout.split("\n")[:2]
     return flags, name, p.stderr.strip()
@@ -84,6 +85,6 @@ def test_the_installed_module_is_built_as_pgo_env_says():
     `source scripts/pgo_env.sh` first, or set SCHEDLAB_NO_PGO=1 for a plain one)."""
     from schedlab import _native
 
-    plain = subprocess.os.environ.get("SCHEDLAB_NO_PGO") == "1"
+    plain = os.environ.get("SCHEDLAB_NO_PGO") == "1"
     _, name, said = env_of(ROOT, **({"SCHEDLAB_NO_PGO": "1"} if plain else {}))
     assert _native.PGO_PROFILE == name, said

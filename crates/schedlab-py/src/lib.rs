@@ -468,7 +468,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TraceError", m.py().get_type::<TraceError>())?;
     // The profile this module's code was laid out by (scripts/pgo_env.sh sets
     // SCHEDLAB_PGO for a profile-guided build), "" for a plain build: speed
-    // reports name it, since the same source runs 20-40 % faster with it.
+    // reports name it, since the same source runs faster with it (README,
+    // "Profile-guided build").
     m.add("PGO_PROFILE", option_env!("SCHEDLAB_PGO").unwrap_or(""))?;
     Ok(())
 }
