@@ -66,17 +66,13 @@ fn highest_of(bin: u32) -> u64 {
 /// Counts of the occupied bins, in bin order.
 #[derive(Debug, Clone, Default)]
 pub struct LatencyHistogram {
-    /// The occupied bins, ascending, each with its count up to 255 (3
-    /// bytes a bin: the bin's number, below 2^16, and a byte of count).
-    bins: Vec<Tiny>,
+    /// The occupied bins, ascending, each with its count up to 255.
+    bins: Bins,
     /// What the bins at 255 counted beyond it (`Spill`); none until a bin
     /// first reaches 255.
     spill: Option<Box<Spill>>,
     /// Samples in all.
     total: u64,
-    /// Position in `bins` of the last sample's bin: consecutive samples of
-    /// a task often share a bin, so this spares the binary search.
-    last: usize,
     /// Samples below 2^32 not yet counted into `bins`, counted [`STAGED`]
     /// at a time. Why: with thousands of tasks each task's bins are cold
     /// when it records; a batch, sorted, walks them once while they are in
@@ -100,45 +96,117 @@ const STAGED: usize = 8;
 /// past 65,535) for those few.
 type Spill = Vec<(u16, u64)>;
 
-/// A bin (16 bits, little-endian) and a count up to 255 in 3 bytes
-/// (alignment 1, so a vector of them takes 3 bytes an entry).
-#[derive(Debug, Clone, Copy)]
-struct Tiny([u8; 3]);
-
-impl Tiny {
-    /// The count byte's largest value; a bin there counts the rest in the
-    /// histogram's `Spill`.
-    const FULL: u8 = u8::MAX;
-
-    fn new(bin: u32) -> Self {
-        let b = (bin as u16).to_le_bytes();
-        Tiny([b[0], b[1], 0])
-    }
-    fn bin(self) -> u32 {
-        u32::from(u16::from_le_bytes([self.0[0], self.0[1]]))
-    }
-    /// The count byte (255: see the spill).
-    fn byte(self) -> u8 {
-        self.0[2]
-    }
+/// The occupied bins and their counts up to 255, in 2 bytes a bin: bins
+/// are grouped in pages of 256 by their high byte (a bin is below 2^16),
+/// and each entry holds the bin's low byte and its count. Why (issue 18,
+/// memory at 600 s): 3 bytes a bin, the bin whole beside its count, were
+/// most of a long run's memory; a sleeper's bins fall in about 55 pages.
+#[derive(Debug, Clone, Default)]
+struct Bins {
+    /// (low byte, count) of every occupied bin, ascending by bin.
+    entries: Vec<[u8; 2]>,
+    /// The occupied pages, ascending, each with the index in `entries` of
+    /// its first bin (a page's bins run to the next page's first).
+    pages: Vec<Page>,
+    /// Page and entry index of the last bin counted: consecutive samples
+    /// of a task often share a bin, so this spares the searches.
+    last: (usize, usize),
 }
 
-/// Position of `bin` in `v`, inserting it (count 0) if absent.
-fn find_or_insert(v: &mut Vec<Tiny>, last: usize, bin: u32) -> usize {
-    if v.get(last).is_some_and(|e| e.bin() == bin) {
-        return last;
-    }
-    match v.binary_search_by_key(&bin, |e| e.bin()) {
-        Ok(pos) => pos,
-        Err(pos) => {
-            // Grow by a quarter, not by doubling: a histogram lives as long
-            // as its task and most stop growing early.
-            if v.len() == v.capacity() {
-                v.reserve_exact((v.len() / 4).max(4));
-            }
-            v.insert(pos, Tiny::new(bin));
-            pos
+/// A page of bins: the high byte they share, and where they start.
+#[derive(Debug, Clone, Copy)]
+struct Page {
+    high: u8,
+    /// Below 2^16: there are fewer bins than that (`bin_of(u64::MAX)`).
+    start: u16,
+}
+
+impl Bins {
+    /// Count one sample in `bin`, unless its count is full (255): then
+    /// false, and the caller counts it elsewhere.
+    fn count_one(&mut self, bin: u32) -> bool {
+        let (high, low) = ((bin >> 8) as u8, bin as u8);
+        let (p, e) = self.last;
+        let at = if self.pages.get(p).is_some_and(|pg| pg.high == high)
+            && self.entries.get(e).is_some_and(|x| x[0] == low)
+        {
+            e
+        } else {
+            let p = self.page_or_insert(high);
+            let e = self.entry_or_insert(p, low);
+            self.last = (p, e);
+            e
+        };
+        let count = &mut self.entries[at][1];
+        if *count == u8::MAX {
+            return false;
         }
+        *count += 1;
+        true
+    }
+
+    /// Index in `pages` of page `high`, inserted (empty) if absent.
+    fn page_or_insert(&mut self, high: u8) -> usize {
+        match self.pages.binary_search_by_key(&high, |pg| pg.high) {
+            Ok(p) => p,
+            Err(p) => {
+                let start = self.end_of(p.wrapping_sub(1)) as u16;
+                self.pages.insert(p, Page { high, start });
+                p
+            }
+        }
+    }
+
+    /// Index in `entries` of bin `low` of page `p`, inserted (count 0) if
+    /// absent; the pages after `p` start one later then.
+    fn entry_or_insert(&mut self, p: usize, low: u8) -> usize {
+        let start = usize::from(self.pages[p].start);
+        let end = self.end_of(p);
+        match self.entries[start..end].binary_search_by_key(&low, |x| x[0]) {
+            Ok(i) => start + i,
+            Err(i) => {
+                // Grow by a quarter, not by doubling: a histogram lives as
+                // long as its task and most stop growing early.
+                if self.entries.len() == self.entries.capacity() {
+                    self.entries.reserve_exact((self.entries.len() / 4).max(4));
+                }
+                self.entries.insert(start + i, [low, 0]);
+                for pg in &mut self.pages[p + 1..] {
+                    pg.start += 1;
+                }
+                start + i
+            }
+        }
+    }
+
+    /// Index in `entries` one past page `p`'s last bin (0 for p = −1).
+    fn end_of(&self, p: usize) -> usize {
+        if p == usize::MAX {
+            return 0;
+        }
+        self.pages
+            .get(p + 1)
+            .map_or(self.entries.len(), |pg| usize::from(pg.start))
+    }
+
+    /// Occupied bins.
+    fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// (bin, count up to 255) of each occupied bin, ascending.
+    fn iter(&self) -> impl Iterator<Item = (u32, u8)> + '_ {
+        self.pages.iter().enumerate().flat_map(move |(p, pg)| {
+            let range = usize::from(pg.start)..self.end_of(p);
+            self.entries[range]
+                .iter()
+                .map(move |&[low, n]| ((u32::from(pg.high) << 8) | u32::from(low), n))
+        })
+    }
+
+    /// Bytes on the heap, as allocated.
+    fn heap_bytes(&self) -> usize {
+        self.entries.capacity() * 2 + self.pages.capacity() * std::mem::size_of::<Page>()
     }
 }
 
@@ -186,14 +254,9 @@ impl LatencyHistogram {
     /// Count one sample into its bin.
     fn count(&mut self, value: u64) {
         let bin = bin_of(value);
-        let pos = find_or_insert(&mut self.bins, self.last, bin);
-        let e = &mut self.bins[pos];
-        if e.byte() < Tiny::FULL {
-            e.0[2] += 1;
-        } else {
+        if !self.bins.count_one(bin) {
             self.spill_one(bin);
         }
-        self.last = pos;
         self.total += 1;
     }
 
@@ -230,7 +293,7 @@ impl LatencyHistogram {
         let spill = self.spill.as_ref().map_or(0, |s| {
             std::mem::size_of::<Spill>() + s.capacity() * std::mem::size_of::<(u16, u64)>()
         });
-        self.bins.capacity() * std::mem::size_of::<Tiny>() + spill
+        self.bins.heap_bytes() + spill
     }
 
     /// HdrHistogram's `value_at_quantile(q)`: the highest value equivalent
@@ -250,18 +313,18 @@ impl LatencyHistogram {
             .iter()
             .peekable();
         let mut cumulative = 0u64;
-        for &e in &h.bins {
-            cumulative += u64::from(e.byte());
-            if e.byte() == Tiny::FULL {
-                if let Some(&(_, extra)) = spilled.next_if(|&&(b, _)| u32::from(b) == e.bin()) {
+        for (bin, n) in h.bins.iter() {
+            cumulative += u64::from(n);
+            if n == u8::MAX {
+                if let Some(&(_, extra)) = spilled.next_if(|&&(b, _)| u32::from(b) == bin) {
                     cumulative = cumulative.saturating_add(extra);
                 }
             }
             if cumulative >= target {
                 return if q == 0.0 {
-                    lowest_of(e.bin())
+                    lowest_of(bin)
                 } else {
-                    highest_of(e.bin())
+                    highest_of(bin)
                 };
             }
         }
@@ -325,7 +388,6 @@ mod tests {
     /// HdrHistogram's, also with bins on both sides of a full one.
     #[test]
     fn full_bins_spill_keeping_the_answers() {
-        assert_eq!(std::mem::size_of::<Tiny>(), 3);
         let mut samples: Vec<u64> = vec![1_000; 300];
         samples.extend(vec![900; 255]); // exactly full: no spill entry
         samples.extend((0..500).map(|i| 20_000 + 37 * i));
@@ -364,13 +426,14 @@ mod tests {
         }
     }
 
-    /// Three bytes a bin (and a quarter's growth room) however many
-    /// samples some bins hold: a run of ten simulated minutes, as the
-    /// suite's big machine's sleepers see (thousands of bins, a few of
-    /// them past 255), stays near 3 bytes a bin, where widening every bin
-    /// cost 4 (and 8 past 65,535).
+    /// Two bytes a bin (and a quarter's growth room, and 4 bytes a page
+    /// of 256 bins) however many samples some bins hold: a run of ten
+    /// simulated minutes, as the suite's big machine's sleepers see
+    /// (thousands of bins, a few of them past 255), where widening every
+    /// bin cost 4 bytes a bin (and 8 past 65,535), and a bin beside its
+    /// count 3.
     #[test]
-    fn a_bin_costs_three_bytes_with_a_few_large_counts() {
+    fn a_bin_costs_two_bytes_with_a_few_large_counts() {
         let mut h = LatencyHistogram::default();
         let mut rng = crate::rng::Rng::new(3);
         for _ in 0..40_000 {
@@ -384,7 +447,7 @@ mod tests {
         assert!(bins > 4_000, "{bins}");
         assert_eq!(h.spill.as_deref().map(|s| s.len()), Some(1));
         let per_bin = h.heap_bytes() as f64 / bins as f64;
-        assert!(per_bin <= 3.0 * 1.25 + 0.1, "{per_bin} bytes a bin");
+        assert!(per_bin <= 2.0 * 1.25 + 0.1, "{per_bin} bytes a bin");
     }
 
     #[test]
