@@ -150,8 +150,18 @@ impl Bins {
         match self.pages.binary_search_by_key(&high, |pg| pg.high) {
             Ok(p) => p,
             Err(p) => {
-                let start = self.end_of(p.wrapping_sub(1)) as u16;
-                self.pages.insert(p, Page { high, start });
+                // Empty, it starts where the page it goes before starts.
+                let start = self
+                    .pages
+                    .get(p)
+                    .map_or(self.entries.len(), |pg| usize::from(pg.start));
+                self.pages.insert(
+                    p,
+                    Page {
+                        high,
+                        start: start as u16,
+                    },
+                );
                 p
             }
         }
@@ -179,11 +189,8 @@ impl Bins {
         }
     }
 
-    /// Index in `entries` one past page `p`'s last bin (0 for p = −1).
+    /// Index in `entries` one past page `p`'s last bin.
     fn end_of(&self, p: usize) -> usize {
-        if p == usize::MAX {
-            return 0;
-        }
         self.pages
             .get(p + 1)
             .map_or(self.entries.len(), |pg| usize::from(pg.start))
