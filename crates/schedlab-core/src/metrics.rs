@@ -433,7 +433,7 @@ pub fn collect(
             cpu_time_us: to_us(s.cpu_time),
             cpu_share: s.cpu_time as f64 / dur as f64,
             wait_time_us: to_us(s.wait_time),
-            wakeups: wl_lat.count,
+            wakeups: wl_lat.count(),
             wakeup_latency_min_us: to_us(wl_lat.min),
             wakeup_latency_avg_us: wl_lat.mean() / 1000.0,
             wakeup_latency_max_us: to_us(wl_lat.max),

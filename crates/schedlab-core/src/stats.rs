@@ -8,10 +8,8 @@ use crate::histogram::LatencyHistogram;
 /// significant digits, [`crate::histogram`]) of a latency in ns.
 #[derive(Debug, Clone, Default)]
 pub struct LatencyStats {
-    /// Histogram of the samples.
+    /// Histogram of the samples (it counts them too: [`Self::count`]).
     pub hist: LatencyHistogram,
-    /// Samples.
-    pub count: u64,
     /// Sum of samples.
     pub sum: u128,
     /// Smallest sample.
@@ -23,20 +21,24 @@ pub struct LatencyStats {
 impl LatencyStats {
     /// Add one sample.
     pub fn record(&mut self, v: Ns) {
-        self.hist.record(v);
-        if self.count == 0 || v < self.min {
+        if self.hist.is_empty() || v < self.min {
             self.min = v;
         }
+        self.hist.record(v);
         self.max = self.max.max(v);
-        self.count += 1;
         self.sum += v as u128;
+    }
+
+    /// Samples.
+    pub fn count(&self) -> u64 {
+        self.hist.len()
     }
 
     /// Value at quantile `q` (0..=1), ns, within the smallest and largest
     /// sample: the histogram answers with its bin's upper edge (up to 0.1 %
     /// above the sample), which must not report a p99 above the maximum.
     pub fn quantile(&self, q: f64) -> Ns {
-        if self.count == 0 {
+        if self.hist.is_empty() {
             return 0;
         }
         self.hist.value_at_quantile(q).clamp(self.min, self.max)
@@ -44,10 +46,10 @@ impl LatencyStats {
 
     /// Mean, ns.
     pub fn mean(&self) -> f64 {
-        if self.count == 0 {
+        if self.hist.is_empty() {
             0.0
         } else {
-            self.sum as f64 / self.count as f64
+            self.sum as f64 / self.count() as f64
         }
     }
 }

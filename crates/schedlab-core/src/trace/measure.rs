@@ -121,7 +121,7 @@ impl Imported {
                     cpu_time_us: to_us(t.cpu_time),
                     cpu_share: t.cpu_time as f64 / dur as f64,
                     wait_time_us: to_us(t.wait_time),
-                    wakeups: l.count,
+                    wakeups: l.count(),
                     wakeup_latency_min_us: to_us(l.min),
                     wakeup_latency_avg_us: l.mean() / 1000.0,
                     wakeup_latency_max_us: to_us(l.max),
