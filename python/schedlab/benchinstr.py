@@ -2,7 +2,7 @@
 that repeats.
 
 Why: on a shared machine the suite's times move by 2x from one hour to the next for the same build
-(README, issue 18: the hog line 1.85 against 3.46 M events/s for code 1 % apart in work), so a
+(issue 18: the hog line 1.85 against 3.46 M events/s for code 1 % apart in work), so a
 speed step of a few percent cannot be seen in them. The number of instructions a run executes does
 not depend on the hour: valgrind counts them (cachegrind without its cache simulation) for the
 core's example binary (``crates/schedlab-core/examples/run.rs``: the simulation with no Python
