@@ -8,7 +8,8 @@
 //! `SCHEDLAB_SET=name=value,...` (tunables) and
 //! `SCHEDLAB_NO_COUNTERS` (a trace of the scheduler events alone:
 //! `SimConfig::trace_counters` off) and `SCHEDLAB_DL_POLICY` (the deadline
-//! class's order: `edf`, `llf`, `illf`).
+//! class's order: `edf`, `llf`, `illf`) and `SCHEDLAB_SMT` (hardware
+//! threads a core) and `SCHEDLAB_SEED`.
 use schedlab_core::config::SimConfig;
 
 fn main() {
@@ -33,6 +34,8 @@ fn main() {
         zero_costs: std::env::var("SCHEDLAB_ZERO_COSTS").is_ok(),
         hz: env_num("SCHEDLAB_HZ").unwrap_or(defaults.hz),
         dl_policy: std::env::var("SCHEDLAB_DL_POLICY").unwrap_or(defaults.dl_policy.clone()),
+        smt: env_num("SCHEDLAB_SMT").map_or(defaults.smt, |n| n as usize),
+        seed: env_num("SCHEDLAB_SEED").map_or(defaults.seed, u64::from),
         ..defaults
     };
     for kv in std::env::var("SCHEDLAB_SET").unwrap_or_default().split(',') {
