@@ -125,14 +125,22 @@ impl Simulator {
     }
 
     /// Work rate of task `t` on `cpu` relative to the calibration CPU
-    /// (exectime.rs: capacity, frequency and memory intensity).
+    /// (exectime.rs: capacity, frequency and memory intensity; smt.rs: a
+    /// busy sibling), as (num, den). Only the ratio counts: the callers
+    /// take ⌊x·num/den⌋ and ⌈x·den/num⌉, which multiplying both by one
+    /// factor leaves alone, so a rate may come unreduced or reduced.
     fn rate(&self, cpu: CpuId, t: TaskId) -> (u128, u128) {
-        if self.unit_progress_rate(cpu, t)
-            && (self.smt_pct == 100 || !self.m.topo.has_smt() || self.smt_factor(cpu) == (1, 1))
-        {
-            // No busy SMT sibling slows it either: the products below
-            // would reduce to n = d.
-            return (1, 1);
+        let (sn, sd) = if self.smt_pct == 100 || !self.m.topo.has_smt() {
+            (1, 1)
+        } else {
+            self.smt_factor(cpu)
+        };
+        if self.unit_progress_rate(cpu, t) {
+            // The calibration cancels the CPU's own rate (n·cd = d·cn):
+            // SMT's factor is all that is left, without the u128
+            // products (a hot path, and on an SMT machine with busy
+            // siblings the usual case: seed 002's laptop).
+            return (sn, sd);
         }
         let (cn, cd) = self.calib_rate;
         let (n, d) = crate::exectime::progress_rate(
@@ -140,7 +148,6 @@ impl Simulator {
             self.m.freq(cpu),
             self.m.tasks[t].mem_ppm,
         );
-        let (sn, sd) = self.smt_factor(cpu);
         (n * cd as u128 * sn, d * cn as u128 * sd)
     }
 
@@ -528,7 +535,7 @@ impl Simulator {
         let sibs = if busy_changes {
             self.smt_settle_siblings(cpu)
         } else {
-            vec![]
+            crate::cpuset::CpuSet::empty()
         };
         self.m.note_switch(cpu);
         self.m.rqs[cpu].curr = next;

@@ -12,7 +12,7 @@
 //! frequency change re-times them (governor.rs `set_freq`).
 
 use super::Simulator;
-use crate::cpuset::CpuId;
+use crate::cpuset::{CpuId, CpuSet};
 use crate::tunable::Tunable;
 
 /// The SMT tunable (an engine tunable).
@@ -42,27 +42,29 @@ impl Simulator {
     }
 
     /// Before `cpu`'s busy state changes: account its siblings' work at
-    /// the speed they had. Returns the siblings to re-time afterwards.
-    pub(crate) fn smt_settle_siblings(&mut self, cpu: CpuId) -> Vec<CpuId> {
-        if self.smt_pct == 100 || self.m.topo.siblings(cpu).count() < 2 {
-            return vec![];
+    /// the speed they had. Returns the siblings to re-time afterwards (a
+    /// set, not a vector: this runs at every switch to or from idle, and
+    /// a vector of them was an allocation each time on an SMT machine).
+    pub(crate) fn smt_settle_siblings(&mut self, cpu: CpuId) -> CpuSet {
+        let mut sibs = self.m.topo.siblings(cpu);
+        sibs.remove(cpu);
+        if self.smt_pct == 100 || sibs.is_empty() {
+            return CpuSet::empty();
         }
-        let sibs: Vec<CpuId> = self
-            .m
-            .topo
-            .siblings(cpu)
-            .iter()
-            .filter(|s| *s != cpu && self.m.rqs[*s].curr.is_some())
-            .collect();
-        for s in &sibs {
-            self.settle(*s);
+        let busy_or_not = sibs;
+        for s in busy_or_not.iter() {
+            if self.m.rqs[s].curr.is_some() {
+                self.settle(s);
+            } else {
+                sibs.remove(s);
+            }
         }
         sibs
     }
 
     /// After the change: re-time the siblings' segments at the new speed.
-    pub(crate) fn smt_retime(&mut self, sibs: Vec<CpuId>) {
-        for s in sibs {
+    pub(crate) fn smt_retime(&mut self, sibs: CpuSet) {
+        for s in sibs.iter() {
             self.retime_segment(s);
         }
     }
