@@ -130,11 +130,7 @@ impl Simulator {
     /// take ⌊x·num/den⌋ and ⌈x·den/num⌉, which multiplying both by one
     /// factor leaves alone, so a rate may come unreduced or reduced.
     fn rate(&self, cpu: CpuId, t: TaskId) -> (u128, u128) {
-        let (sn, sd) = if self.smt_pct == 100 || !self.m.topo.has_smt() {
-            (1, 1)
-        } else {
-            self.smt_factor(cpu)
-        };
+        let (sn, sd) = self.smt_factor(cpu);
         if self.unit_progress_rate(cpu, t) {
             // The calibration cancels the CPU's own rate (n·cd = d·cn):
             // SMT's factor is all that is left, without the u128

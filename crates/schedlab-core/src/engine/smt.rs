@@ -26,15 +26,30 @@ pub const SMT_TUNABLES: &[Tunable] = &[Tunable {
 }];
 
 impl Simulator {
+    /// Whether SMT siblings can slow anything on this machine: not while
+    /// `smt_speed_pct` is 100, nor where every core has one thread.
+    fn smt_slows(&self) -> bool {
+        self.smt_pct != 100 && self.m.topo.has_smt()
+    }
+
+    /// Whether `s` is a sibling of `cpu` other than itself that runs a
+    /// task now.
+    fn runs_beside(&self, cpu: CpuId, s: CpuId) -> bool {
+        s != cpu && self.m.rqs[s].curr.is_some()
+    }
+
     /// The SMT speed factor of `cpu` now: (numerator, denominator).
     pub(crate) fn smt_factor(&self, cpu: CpuId) -> (u128, u128) {
-        let busy_sibling = self
-            .m
-            .topo
-            .siblings(cpu)
-            .iter()
-            .any(|s| s != cpu && self.m.rqs[s].curr.is_some());
-        if busy_sibling {
+        // `any`, not the set of busy siblings: this runs at every work
+        // rate asked (building the set cost seed 002's jitter run 4 %).
+        let slowed = self.smt_slows()
+            && self
+                .m
+                .topo
+                .siblings(cpu)
+                .iter()
+                .any(|s| self.runs_beside(cpu, s));
+        if slowed {
             (self.smt_pct as u128, 100)
         } else {
             (1, 1)
@@ -46,20 +61,17 @@ impl Simulator {
     /// set, not a vector: this runs at every switch to or from idle, and
     /// a vector of them was an allocation each time on an SMT machine).
     pub(crate) fn smt_settle_siblings(&mut self, cpu: CpuId) -> CpuSet {
-        let mut sibs = self.m.topo.siblings(cpu);
-        sibs.remove(cpu);
-        if self.smt_pct == 100 || sibs.is_empty() {
-            return CpuSet::empty();
+        let mut busy = CpuSet::empty();
+        if !self.smt_slows() {
+            return busy;
         }
-        let busy_or_not = sibs;
-        for s in busy_or_not.iter() {
-            if self.m.rqs[s].curr.is_some() {
+        for s in self.m.topo.siblings(cpu).iter() {
+            if self.runs_beside(cpu, s) {
                 self.settle(s);
-            } else {
-                sibs.remove(s);
+                busy.insert(s);
             }
         }
-        sibs
+        busy
     }
 
     /// After the change: re-time the siblings' segments at the new speed.
