@@ -27,6 +27,9 @@ Lines:
   hogs, half 300 µs run / 5 ms sleep) for ``--big-seconds`` (600 in the
   issue's goal; 10 by default, the goal scaled in proportion), peak RSS of a
   child process.
+* **repro all**: one ``schedlab repro all`` in a child process, its CPU beyond plotting (the
+  goal's figure), its simulations' and its plotting's (schedlab/benchrepro.py says how each is
+  measured); one run, not the best of several: it takes tens of seconds.
 """
 
 from __future__ import annotations
@@ -277,6 +280,21 @@ def big_machine(seconds: float) -> None:
          "<= 512 MiB, <= 4 KiB/task")
 
 
+def repro_all() -> None:
+    """One ``schedlab repro all`` in a child process, its CPU split by schedlab/benchrepro.py."""
+    compiled = fresh_bytecode()
+    if compiled:
+        print(f"  (byte-compiled {compiled} stale module(s) of schedlab first, as an install would)")
+    with tempfile.TemporaryDirectory() as d:
+        _, _, out = child_cpu([sys.executable, "-m", "schedlab.benchrepro", os.path.join(d, "reports")])
+    r = json.loads(out.strip().splitlines()[-1])
+    line("`schedlab repro all`: CPU beyond plotting", f"{r['beyond_plotting_s']:.2f} s", "<= 1 s")
+    line("  of which its simulations", f"{r['simulations_s']:.2f} s ({r['simulations']} runs)", "-")
+    line("  plotting (matplotlib, PIL, figures.py)", f"{r['plotting_s']:.2f} s", "-")
+    if r["children_s"] >= 0.005:
+        line("  child processes (SimSo, not ours)", f"{r['children_s']:.2f} s", "-")
+
+
 def main(simso_python: Optional[str], repeat: int, big_seconds: float) -> None:
     print(f"schedlab speed suite (issue 18); CPU times, best of {repeat}; python {sys.version.split()[0]}")
     from . import _native
@@ -290,3 +308,4 @@ def main(simso_python: Optional[str], repeat: int, big_seconds: float) -> None:
     flat_cost(repeat)
     throughput(repeat)
     big_machine(big_seconds)
+    repro_all()
