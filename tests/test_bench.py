@@ -76,3 +76,22 @@ def test_base_without_instructions_is_a_usage_error():
     p = subprocess.run([sys.executable, "-m", "schedlab.bench", "--base", "HEAD"],
                        capture_output=True, text=True, check=False)
     assert p.returncode == 2 and "--base goes with --instructions" in p.stderr
+
+
+def test_repro_split_charges_cpu_to_plotting_by_the_stack_it_ends_on():
+    # benchrepro's split: an interval ending while a matplotlib frame is on the stack (here one
+    # level down, as after a C call returns into matplotlib's code) is plotting, else the rest.
+    import sys
+
+    from schedlab import benchrepro
+
+    split = benchrepro.Split()
+    ns: dict = {}
+    code = "import sys\ndef draw(split, charge):\n    split.last -= 0.5\n    charge(split)\n"
+    exec(compile(code, "/site-packages/matplotlib/figure.py", "exec"), ns)
+    ns["draw"](split, lambda s: s.charge(sys._getframe()))
+    assert split.plotting >= 0.5 and split.rest < 0.5
+    rest_before = split.rest
+    split.last -= 0.25
+    split.charge(sys._getframe())
+    assert split.rest - rest_before >= 0.25 and split.plotting < 0.75
