@@ -17,7 +17,7 @@ import json
 import math
 import statistics
 from pathlib import Path
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -75,23 +75,31 @@ def lateness(ftrace: str, probes: List[str], slack_us: float) -> Dict[str, List[
     return out
 
 
-def lateness_of(r, probes: List[str], slack_us: float) -> Dict[str, List[float]]:
+def lateness_of(r, probes: List[str], slack_us: float) -> Dict[str, np.ndarray]:
     """:func:`lateness` of a run's trace without rendering it as text: the same waking →
     switch-in pairs (``SimResult.waking_to_run_by_name``) at the text's µs resolution (timestamps
-    truncated to whole µs), computed in integers rather than read back from decimal text."""
-    out: Dict[str, List[float]] = {p: [] for p in probes}
+    truncated to whole µs), computed in integers rather than read back from decimal text; an
+    array of floats per probe (whole µs and the slack: each the double that ``int − int + slack``
+    gives in Python, as integers below 2^53 convert exactly)."""
+    out: Dict[str, np.ndarray] = {p: np.empty(0) for p in probes}
     for name, (woke, ran) in r.waking_to_run_by_name("probe").items():
         if name in out:
-            out[name] = [r_ // 1000 - w // 1000 + slack_us for w, r_ in zip(woke, ran)]
+            us = np.asarray(ran, dtype=np.int64) // 1000 - np.asarray(woke, dtype=np.int64) // 1000
+            out[name] = us + slack_us
     return out
 
 
-def _stats(xs: List[float]) -> Dict[str, Optional[float]]:
-    if not xs:
+def _stats(xs: Sequence[float]) -> Dict[str, Optional[float]]:
+    """Min, mean, p50, p99 (nearest rank) and max of ``xs`` (a list or an array). The mean is
+    ``statistics.fmean``'s, the exactly rounded sum (``math.fsum``) over the count, so the order
+    the samples come in does not matter; sorted by numpy (the jitter runs' millions of samples)."""
+    s = np.sort(np.asarray(xs, dtype=np.float64))
+    n = len(s)
+    if not n:
         return {"min": None, "avg": None, "p50": None, "p99": None, "max": None}
-    s = sorted(xs)
-    q = lambda p: s[min(len(s) - 1, max(0, math.ceil(p * len(s)) - 1))]  # noqa: E731
-    return {"min": s[0], "avg": statistics.fmean(s), "p50": q(0.5), "p99": q(0.99), "max": s[-1]}
+    q = lambda p: float(s[min(n - 1, max(0, math.ceil(p * n) - 1))])  # noqa: E731
+    return {"min": float(s[0]), "avg": math.fsum(s.tolist()) / n, "p50": q(0.5), "p99": q(0.99),
+            "max": float(s[-1])}
 
 
 def spearman(a: List[float], b: List[float]) -> Optional[float]:
@@ -169,22 +177,24 @@ def run(spec: dict, out: Path, log: Callable[[str], None]) -> dict:
             rows = {}
             for s in names:
                 log(f"jitter {key} under {s}")
-                lat: List[float] = []
-                per_cpu: Dict[str, List[float]] = {p: [] for p in probes}
+                runs: List[np.ndarray] = []
+                per_cpu: Dict[str, List[np.ndarray]] = {p: [] for p in probes}
                 p99s = []
                 for seed in range(spec["seeds"]):
                     r = _run(spec, _jitter(spec, probe, hogs), s, seed, trace=True)
                     by_probe = lateness_of(r, probes, 0.0 if probe else SLACK_US)
-                    xs = [x for v in by_probe.values() for x in v]
+                    xs = np.concatenate(list(by_probe.values()))
                     for p_, v in by_probe.items():
-                        per_cpu[p_] += v
-                    lat += xs
+                        per_cpu[p_].append(v)
+                    runs.append(xs)
                     p99s.append(_stats(xs)["p99"] or 0.0)
+                lat = np.concatenate(runs)
                 # Whole µs below 1 ms (lateness is never negative: ran ≥ woke, slack ≥ 0).
-                whole = np.asarray(lat, dtype=np.float64).astype(np.int64)
+                whole = lat.astype(np.int64)
                 hist = np.bincount(whole[whole < 1000], minlength=1000).tolist()
+                by_cpu = {f"cpu{i}": _stats(np.concatenate(per_cpu[p_])) for i, p_ in enumerate(probes)}
                 rows[s] = {**_stats(lat), "p99_interval": interval(p99s), "hist": hist, "samples": len(lat),
-                           "per_cpu": {f"cpu{i}": _stats(per_cpu[p_]) for i, p_ in enumerate(probes)}}
+                           "per_cpu": by_cpu}
             pr = {s: {"mean": r["p99_interval"]["mean"], "ci95": r["p99_interval"]["ci95"]}
                   for s, r in rows.items()}
             for s, rk in rank(pr, "lower").items():
