@@ -143,15 +143,17 @@ def stale_bytecode(package: Path) -> List[Path]:
     return stale
 
 
-def fresh_bytecode() -> int:
-    """Byte-compile this package's stale modules (as pip does at install) and say how many: a
-    start-up measured with stale bytecode includes compiling those modules at every start when the
-    environment sets PYTHONDONTWRITEBYTECODE (2026-11-28: two edited modules, 15 ms of the run)."""
+def fresh_bytecode() -> None:
+    """Byte-compile this package's stale modules (as pip does at install) and say how many, before
+    a line that starts a process: a start-up measured with stale bytecode includes compiling those
+    modules at every start when the environment sets PYTHONDONTWRITEBYTECODE (2026-11-28: two
+    edited modules, 15 ms of the run)."""
     import py_compile
     stale = stale_bytecode(Path(__file__).resolve().parent)
     for src in stale:
         py_compile.compile(str(src), doraise=True)
-    return len(stale)
+    if stale:
+        print(f"  (byte-compiled {len(stale)} stale module(s) of schedlab first, as an install would)")
 
 
 def events_of(r) -> int:
@@ -197,9 +199,7 @@ def anchor(simso_python: Optional[str], repeat: int) -> None:
         script = os.path.join(os.path.dirname(sys.executable), "schedlab")
         launcher = [script] if os.access(script, os.X_OK) else [sys.executable, "-m", "schedlab"]
         cmd = launcher + ["run", path, "--cpus", "4", "--hz", "1000", "--zero-costs"]
-        compiled = fresh_bytecode()
-        if compiled:
-            print(f"  (byte-compiled {compiled} stale module(s) of schedlab first, as an install would)")
+        fresh_bytecode()
         runs = [child_cpu(cmd)[0] for _ in range(max(3, repeat))]
         whole = min(runs)
     how = "the schedlab script" if len(launcher) == 1 else "python -m schedlab"
@@ -282,9 +282,7 @@ def big_machine(seconds: float) -> None:
 
 def repro_all() -> None:
     """One ``schedlab repro all`` in a child process, its CPU split by schedlab/benchrepro.py."""
-    compiled = fresh_bytecode()
-    if compiled:
-        print(f"  (byte-compiled {compiled} stale module(s) of schedlab first, as an install would)")
+    fresh_bytecode()
     with tempfile.TemporaryDirectory() as d:
         _, _, out = child_cpu([sys.executable, "-m", "schedlab.benchrepro", os.path.join(d, "reports")])
     r = json.loads(out.strip().splitlines()[-1])
