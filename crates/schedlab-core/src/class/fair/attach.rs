@@ -26,6 +26,7 @@
 //! is not modelled; a task that changes class keeps its signals where
 //! they are (no `switched_from_fair` detach).
 
+use super::entity::SeId;
 use super::Fair;
 use crate::cpuset::CpuId;
 use crate::machine::Machine;
@@ -58,14 +59,21 @@ impl TaskSignals {
 }
 
 impl Fair {
-    /// Start loading the signals of `next`, which `set_next_task` reads
-    /// once the engine has put the previous task back (crate::prefetch).
-    pub(super) fn prefetch_signals(&self, next: TaskId) {
+    /// Start loading what `set_next_task` reads of `next` once the engine
+    /// has put the previous task back (crate::prefetch): its signals and
+    /// the two lines of its entity `se` the pick did not read (the pick
+    /// read the first: its flags and queue), its key and times, and its
+    /// PELT signal.
+    pub(super) fn prefetch_set_next(&self, next: TaskId, se: SeId) {
         if self.signals.len() < crate::prefetch::MIN_TASKS {
             return;
         }
         if let Some(s) = self.signals.get(next) {
             crate::prefetch::prefetch(s);
+        }
+        if let Some(e) = self.se.get(se) {
+            crate::prefetch::prefetch(&e.key);
+            crate::prefetch::prefetch(&e.load);
         }
     }
 

@@ -24,8 +24,14 @@ pub type RqId = usize;
 /// entity out of cache, and the order decides how many lines that costs
 /// (issue 18, cost per event flat in tasks per CPU). The PELT signal,
 /// read at enqueue, dequeue and the running entity's tick, comes last.
+/// Cache-line aligned at three lines exactly: at 200 bytes an entity
+/// began at any multiple of 8 within a line, so its first 128 bytes
+/// (ids, flags, vruntime, deadline, slice, key, weight) took three lines
+/// for seven entities in eight; aligned they take two (cachegrind, 10,000
+/// hogs on 8 CPUs, 10 s: 3.4 % fewer last-level and 4.4 % fewer L1 data
+/// misses, instructions +0.1 %, the same output).
 #[derive(Debug, Clone)]
-#[repr(C)]
+#[repr(C, align(64))]
 pub struct Entity {
     /// Queue it is (or would be) on.
     pub cfs_rq: RqId,
@@ -45,6 +51,10 @@ pub struct Entity {
     pub custom_slice: bool,
     /// `deadline` holds a relative value (PLACE_REL_DEADLINE).
     pub rel_deadline: bool,
+    /// Depth in the hierarchy (root-level entities: 0; at most
+    /// `MAX_GROUP_DEPTH`, 15, so a u16 holds it and it fits the first
+    /// line's padding).
+    pub depth: u16,
     /// Virtual runtime.
     pub vruntime: i64,
     /// Virtual deadline (EEVDF).
@@ -55,8 +65,6 @@ pub struct Entity {
     pub key: (i64, u64),
     /// Weight and inverse.
     pub lw: LoadWeight,
-    /// Depth in the hierarchy (root-level entities: 0).
-    pub depth: u32,
     /// Start of the current accounting interval.
     pub exec_start: u64,
     /// Total runtime.
@@ -551,7 +559,18 @@ impl Timeline {
 
 #[cfg(test)]
 mod tests {
-    use super::Timeline;
+    use super::{Entity, Timeline};
+    use std::mem::{align_of, offset_of, size_of};
+
+    /// An entity fills three whole cache lines, and what a pick reads of
+    /// the entity it chose (its flags, its queue) sits in the first.
+    #[test]
+    fn an_entity_is_three_aligned_cache_lines() {
+        assert_eq!(size_of::<Entity>(), 192);
+        assert_eq!(align_of::<Entity>(), 64);
+        assert!(offset_of!(Entity, depth) < 64 && offset_of!(Entity, delayed) < 64);
+        assert_eq!(offset_of!(Entity, vruntime), 64);
+    }
 
     #[test]
     fn timeline_orders_by_key_then_sequence() {

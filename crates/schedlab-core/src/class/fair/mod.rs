@@ -614,7 +614,7 @@ impl SchedClass for Fair {
                     Some(q) => rq = q,
                     None => {
                         let next = self.se[se].task?;
-                        self.prefetch_signals(next);
+                        self.prefetch_set_next(next, se);
                         self.hooks.picked(m, cpu, m.rqs[cpu].curr, next);
                         return Some(next);
                     }
