@@ -31,6 +31,32 @@ def test_sleepers_mix_is_half_hogs():
     assert sum("sleep" in t for t in wl["tasks"].values()) == 5
 
 
+def test_flat_cost_is_the_median_of_rounds_that_each_time_both_sizes(monkeypatch, capsys):
+    # A stand-in for the simulator and the clock: 1 ns an event at 100 hogs and 1.2 ns at 10,000,
+    # except that the second round's 10,000-hog runs meet a machine three times slower.
+    class Run:
+        def __init__(self, wl):
+            self.n = len(wl["tasks"])
+            self.metrics = {"events": 1000 * wl["global"]["duration"], "context_switches": 0}
+
+    sizes = []
+
+    def cpu_time(fn, repeat):
+        r = fn()
+        sizes.append(r.n)
+        slow = 3.0 if (len(sizes) - 1) // 4 == 1 and r.n == 10_000 else 1.0
+        return {100: 1.0, 10_000: 1.2}[r.n] * slow * 1e-9 * r.metrics["events"], r
+
+    monkeypatch.setattr(benchsuite, "simulate", lambda wl, *a, **k: Run(wl))
+    monkeypatch.setattr(benchsuite, "cpu_time", cpu_time)
+    benchsuite.flat_cost(1)
+    out = capsys.readouterr().out
+    # Each round times both sizes back to back, the order alternating; the slow round is its
+    # own ratio, which the median leaves out, and the range shows.
+    assert sizes == [100, 100, 10_000, 10_000, 10_000, 10_000, 100, 100, 100, 100, 10_000, 10_000]
+    assert "1.20x (1.20-3.60, 3 rounds)" in out
+
+
 def test_stale_bytecode_is_found_and_recompiled(tmp_path):
     # The whole-process line compiles stale modules first: a module edited after its bytecode was
     # written is stale until compiled again, and compiling makes it fresh.
