@@ -205,3 +205,44 @@ def test_dwcfs_verdicts_follow_the_numbers():
     assert "A sooner: at m = none of 8, 16, differs" in bad
     # Within the 1 % tolerance counts as equal, not as later.
     assert "at m = none of 8, 16, differs" in "\n".join(dwcfs._claims(rows(1.005, 1.0)))
+
+
+def test_task_rows_read_as_a_frame_does():
+    # The experiments read the metrics rows instead of building frames (schedlab/repro/rows.py);
+    # what they compute must be what the frame gave.
+    import math
+
+    import pandas as pd
+    from schedlab.repro import rows
+
+    # Numpy's pairwise sum, as a frame column's: Python's left-to-right sum loses the ones here.
+    vals = [1e16, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, -1e16]
+    assert sum(vals) != pd.Series(vals).sum()
+    assert rows.fsum(vals) == pd.Series(vals).sum() == 8.0
+    # Unmeasured values are skipped, as NaN is, and the maximum of none is NaN.
+    some = [0.5, None, 2.0, None]
+    frame = pd.Series(some, dtype=float)
+    assert rows.fsum(some) == frame.sum() and rows.fmax(some) == frame.max()
+    assert rows.isum([3, None, 4]) == int(pd.Series([3, None, 4], dtype=float).sum()) == 7
+    assert math.isnan(rows.fmax([None, None])) and math.isnan(pd.Series([None, None], dtype=float).max())
+
+
+def test_an_experiment_reads_rows_without_pandas():
+    # With pandas not importable, an experiment's measurement still runs and counts what the frame
+    # counts: it reads the rows (issue 18: importing pandas was half a second of `repro all`; the
+    # whole of `repro all` was checked so when the experiments moved to rows).
+    import schedlab
+
+    tasks = {"t": {"run": 1000, "timer": {"ref": "u", "period": 10000}, "policy": "SCHED_DEADLINE",
+                   "dl-runtime": 2000, "dl-period": 10000}}
+    plat = {"scheduler": "eevdf", "cpus": 1, "hz": 1000}
+    wl = {"global": {"duration": 1, "calibration": 100}, "tasks": tasks}
+    frame = schedlab.simulate(wl, "eevdf", 1, hz=1000, dl_policy="edf", set={}).tasks
+    code = (
+        "import sys; sys.modules['pandas'] = None\n"
+        "from schedlab.repro import illf\n"
+        f"print(illf._measure({tasks!r}, 'edf', {plat!r}, 1)['jobs_released'])\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert int(r.stdout.split()[-1]) == int(frame.jobs_released.sum()) > 0

@@ -17,6 +17,7 @@ import json
 import platform
 import re
 import subprocess
+from importlib import metadata
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
@@ -173,10 +174,12 @@ def software() -> Dict[str, str]:
     except (OSError, subprocess.CalledProcessError):
         info["git commit"] = "not a git checkout"
     info["native core"] = getattr(_native, "__version__", "built with the package")
+    # The installed versions, read from the packages' metadata: importing pandas only to ask cost
+    # half a second of a `schedlab repro all` that no longer uses it (issue 18).
     for mod in ("numpy", "pandas", "matplotlib"):
         try:
-            info[mod] = __import__(mod).__version__
-        except ImportError:
+            info[mod] = metadata.version(mod)
+        except metadata.PackageNotFoundError:
             pass
     return info
 

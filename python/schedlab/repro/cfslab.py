@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable, Dict, List, Tuple
 
 from ..api import schedulers, simulate
+from .rows import by_name
 
 
 def _defaults() -> Dict[str, Dict[str, int]]:
@@ -55,13 +56,13 @@ def run(spec: dict, out: Path, log: Callable[[str], None]) -> dict:
                 "global": {"calibration": 100},
                 "tasks": {"A": {"loop": 1, "priority": a, "run": w}, "B": {"loop": 1, "priority": b, "run": w}},
             }
-            t = simulate(wl, s, cpus).tasks
+            t = by_name(simulate(wl, s, cpus))
             res["nice"].append(
                 {
                     "nice": [a, b],
                     "scheduler": s,
-                    "cpu_s": [round(t.loc[k].cpu_time_us / 1e6, 3) for k in "AB"],
-                    "wall_s": [round(t.loc[k].turnaround_us / 1e6, 3) for k in "AB"],
+                    "cpu_s": [round(t[k]["cpu_time_us"] / 1e6, 3) for k in "AB"],
+                    "wall_s": [round(t[k]["turnaround_us"] / 1e6, 3) for k in "AB"],
                 }
             )
     defaults = _defaults()
@@ -92,19 +93,19 @@ def run(spec: dict, out: Path, log: Callable[[str], None]) -> dict:
                 "io": {"loop": io["loops"], "run": io["spin_us"], "sleep": io["sleep_us"]},
             },
         }
-        r = simulate(wl, s, cpus)
-        t = r.tasks
-        alone = simulate({"global": {"calibration": 100}, "tasks": {"hog": wl["tasks"]["hog"]}}, s, cpus).tasks
+        t = by_name(simulate(wl, s, cpus))
+        alone_wl = {"global": {"calibration": 100}, "tasks": {"hog": wl["tasks"]["hog"]}}
+        alone = by_name(simulate(alone_wl, s, cpus))
         ideal = io["loops"] * (io["sleep_us"] + io["spin_us"]) / 1e6
         res["io"].append(
             {
                 "scheduler": s,
-                "hog_switches": int(t.loc["hog"].nvcsw + t.loc["hog"].nivcsw),
-                "hog_switches_alone": int(alone.loc["hog"].nvcsw + alone.loc["hog"].nivcsw),
-                "io_cpu_ms": round(t.loc["io"].cpu_time_us / 1000, 3),
-                "io_wall_s": round(t.loc["io"].turnaround_us / 1e6, 3),
+                "hog_switches": int(t["hog"]["nvcsw"] + t["hog"]["nivcsw"]),
+                "hog_switches_alone": int(alone["hog"]["nvcsw"] + alone["hog"]["nivcsw"]),
+                "io_cpu_ms": round(t["io"]["cpu_time_us"] / 1000, 3),
+                "io_wall_s": round(t["io"]["turnaround_us"] / 1e6, 3),
                 "io_ideal_s": ideal,
-                "io_latency_p99_us": round(t.loc["io"].wakeup_latency_p99_us, 1),
+                "io_latency_p99_us": round(t["io"]["wakeup_latency_p99_us"], 1),
             }
         )
     if spec.get("host", {}).get("enabled"):

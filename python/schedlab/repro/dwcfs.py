@@ -11,12 +11,12 @@ most one CPU, weighted sharing, the survivor alone afterwards).
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Callable, Dict, List, Tuple
 
 from ..api import simulate
 from .figures import pyplot, save
+from .rows import fmax, fsum, task_rows
 
 
 def alpha(nt: int, no: int) -> float:
@@ -74,13 +74,9 @@ def _simulate(policy: str, m: int, cpus: int, spec: dict) -> Tuple[float, float]
         hz=spec["platform"]["hz"],
         set={"noise_interval_us": spec["platform"]["noise_interval_us"]},
     )
-    # The latest turnaround of each group's threads, read from the metrics rows (as
-    # `r.tasks[...].turnaround_us.max()`, which skips the unmeasured, without building a frame
-    # per run: 80 runs of this experiment).
+    # The latest turnaround of each group's threads (NaN while none finished), from the rows.
     def latest(task: str) -> float:
-        done = [t["turnaround_us"] for t in r.metrics["tasks"]
-                if t["task"] == task and t["turnaround_us"] is not None]
-        return float(max(done)) / 1e6 if done else math.nan
+        return fmax(t["turnaround_us"] for t in task_rows(r) if t["task"] == task) / 1e6
 
     return latest("A"), latest("B")
 
@@ -121,9 +117,10 @@ def _examples(spec: dict, log: Callable[[str], None]) -> List[dict]:
         tasks = {p: {"instance": n, "run": 1_000_000} for p, n in case["threads"].items()}
         for sched in spec["schedulers"]:
             log(f"{case['name']} under {sched}")
-            t = simulate({"global": {"duration": ex["seconds"]}, "tasks": tasks}, sched, ex["cpus"],
-                         hz=spec["platform"]["hz"]).tasks
-            row["shares"][sched] = {p: round(float(t[t.task == p].cpu_share.sum()), 4) for p in case["threads"]}
+            t = task_rows(simulate({"global": {"duration": ex["seconds"]}, "tasks": tasks}, sched, ex["cpus"],
+                              hz=spec["platform"]["hz"]))
+            row["shares"][sched] = {p: round(fsum(x["cpu_share"] for x in t if x["task"] == p), 4)
+                                    for p in case["threads"]}
             weights = {p: n * _weights(sched, n, ex["cpus"])[1] for p, n in case["threads"].items()}
             total = sum(weights.values())
             row["ideal"][sched] = {p: round(w / total, 4) for p, w in weights.items()}

@@ -25,6 +25,7 @@ from typing import Callable, Dict, List, Optional
 
 from ..api import simulate
 from .figures import pyplot, save
+from .rows import fmax, isum, task_rows
 
 MS = 1000  # rt-app times are µs
 
@@ -53,17 +54,17 @@ def _measure(tasks: Dict[str, dict], policy: str, plat: dict, seconds: float, cp
         _workload(tasks, seconds), plat["scheduler"], cpus or plat["cpus"], hz=plat["hz"], dl_policy=policy,
         zero_costs=plat.get("zero_costs", False), set=tunables or {},
     )
-    t = r.tasks
+    t = task_rows(r)
     m = r.metrics
     return {
         "task_switches_per_cpu_s": round(m.task_switches_per_sec_per_cpu, 2),
         "all_switches_per_cpu_s": round(m.context_switches_per_sec_per_cpu, 2),
-        "jobs_released": int(t.jobs_released.sum()),
-        "jobs_completed": int(t.jobs_completed.sum()),
-        "deadline_misses": int(t.deadline_misses.sum()),
-        "max_tardiness_ms": round(float(t.max_tardiness_us.max()) / MS, 3),
+        "jobs_released": isum(x["jobs_released"] for x in t),
+        "jobs_completed": isum(x["jobs_completed"] for x in t),
+        "deadline_misses": isum(x["deadline_misses"] for x in t),
+        "max_tardiness_ms": round(fmax(x["max_tardiness_us"] for x in t) / MS, 3),
         "migrations": int(m.migrations),
-        "missed_by": sorted(str(n) for n, v in zip(t.index, t.deadline_misses) if v > 0),
+        "missed_by": sorted(str(x["name"]) for x in t if (x["deadline_misses"] or 0) > 0),
     }
 
 

@@ -19,6 +19,7 @@ from typing import Callable, Dict, List
 
 from ..api import simulate
 from .figures import pyplot, save
+from .rows import fsum, task_rows
 
 SCHEDULERS = ("cfs", "eevdf")
 
@@ -48,13 +49,13 @@ def _run(spec: dict, pair: List[str], sched: str, mhz: int) -> dict:
         set=tun if sched.endswith("+tsf") else None,
         seed=1,
     )
-    t = r.tasks
+    t = task_rows(r)
     return {
-        "work": dict(zip(t.name, t.work_done_us)),
+        "work": {x["name"]: x["work_done_us"] for x in t},
         "throughput_us": r.metrics.work_done_us,
         "overhead_us": r.metrics.policy_overhead_us,
         "updates": r.metrics.policy_updates,
-        "cpu_us": float(t.cpu_time_us.sum()),
+        "cpu_us": fsum(x["cpu_time_us"] for x in t),
     }
 
 
