@@ -15,7 +15,7 @@ JSON object; benchsuite.py runs it and prints the lines).
   optional ``.venv-simso`` exists, to regenerate its recorded job counts): not ours, shown apart.
 
 Imports count: the child starts the clock before importing schedlab, so what the CLI imports
-(pandas among them) is in the figure, as it is in a ``schedlab repro all`` from the shell.
+(numpy among them) is in the figure, as it is in a ``schedlab repro all`` from the shell.
 """
 
 from __future__ import annotations
