@@ -1,9 +1,10 @@
 """A run's per-task metrics as the experiments read them: rows, not a DataFrame.
 
 Why: ``r.tasks`` builds a pandas DataFrame, and the first one imports pandas (about half a second
-of CPU); ``schedlab repro all`` built 281 of them (about a millisecond each) to read a few columns,
-which was about a third of its CPU beyond its simulations and plotting (issue 18; docs/performance.md,
-thirty-sixth session). The readers here give what the frame's did, byte for byte in the reports:
+of CPU); ``schedlab repro all`` built 281 of them to read a few columns. Reading the rows instead
+took its CPU beyond simulations and plotting from 2.0–2.4 s to 0.8–1.0 s (issue 18;
+docs/performance.md, thirty-sixth session). The readers here give what the frame's did, byte for
+byte in the reports:
 
 * a missing value (``None`` in the rows, NaN in a frame) is skipped by sums and maxima, as pandas
   skips NaN, and the maximum of none is NaN;
