@@ -378,8 +378,15 @@ impl Machine {
     /// `cpu_util_rt(rq) + cpu_util_dl(rq)`: the RT and DEADLINE
     /// utilisation of `cpu` as of now (0..=1024).
     pub fn rt_dl_util(&self, cpu: CpuId) -> u64 {
+        let runs = self.runs_rt_dl(cpu);
         let mut p = self.rqs[cpu].avg_rt_dl;
-        p.update(self.now, if self.runs_rt_dl(cpu) { 1024 } else { 0 });
+        if p.sum() == 0 && !runs {
+            // Zero with zero input stays zero: the update and the division
+            // below would give 0 (issue 18: every fork reads this for every
+            // CPU, and most machines run no RT or DEADLINE task).
+            return 0;
+        }
+        p.update(self.now, if runs { 1024 } else { 0 });
         p.avg().min(1024)
     }
 

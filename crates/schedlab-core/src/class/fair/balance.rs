@@ -73,8 +73,14 @@ struct Env {
 /// not CPU 0. The groups are stored once per span in CPU order (shared by
 /// all its CPUs) and rotated here.
 pub(super) fn local_first(groups: &[CpuSet], cpu: CpuId) -> impl Iterator<Item = &CpuSet> {
-    let k = groups.iter().position(|g| g.contains(cpu)).unwrap_or(0);
+    let k = local_index(groups, cpu);
     groups[k..].iter().chain(groups[..k].iter())
+}
+
+/// Index of the group holding `cpu` (0 if none): where [`local_first`]
+/// starts.
+pub(super) fn local_index(groups: &[CpuSet], cpu: CpuId) -> usize {
+    groups.iter().position(|g| g.contains(cpu)).unwrap_or(0)
 }
 
 impl Fair {
@@ -88,13 +94,16 @@ impl Fair {
             runnable: 0,
             cap: 0,
             idle: 0,
-            weight: cpus.count() as u64,
+            weight: 0,
             cores: 0,
             avg_load: 0,
             ty: GroupType::HasSpare,
         };
         // Cores are numbered below the CPU count (topology.rs): a mask
         // counts them without allocating (this runs per group per balance).
+        // The weight and the cores are counted here, not with
+        // `CpuSet::count` after: the build targets baseline x86-64, whose
+        // popcount is a dozen instructions a word (issue 18).
         let mut cores = CpuSet::empty();
         for c in cpus.iter() {
             g.nr += m.rqs[c].nr_running as u64;
@@ -105,9 +114,13 @@ impl Fair {
             // capacity_of: RT and DEADLINE pressure taken off (sgc->capacity).
             g.cap += Self::capacity_of(m, c);
             g.idle += u64::from(m.is_idle(c));
-            cores.insert(m.topo.cpu(c).core);
+            g.weight += 1;
+            let core = m.topo.cpu(c).core;
+            if !cores.contains(core) {
+                cores.insert(core);
+                g.cores += 1;
+            }
         }
-        g.cores = cores.count() as u64;
         // group_is_overloaded / group_has_capacity (fair.c v6.18): utilisation
         // and runnable average against the capacity left to fair tasks.
         let runnable_over = g.cap * pct < g.runnable * 100;
