@@ -105,7 +105,8 @@ impl CpuSet {
 
     /// Lowest CPU in the set.
     pub fn first(&self) -> Option<CpuId> {
-        self.iter().next()
+        let word = self.bits.iter().position(|w| *w != 0)?;
+        Some(word * 64 + self.bits[word].trailing_zeros() as usize)
     }
 
     /// Highest CPU in the set (`cpumask_last`), read from the top word
