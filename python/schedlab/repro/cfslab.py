@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable, Dict, List, Tuple
 
 from ..api import schedulers, simulate
-from .rows import by_name
+from .rows import by_name, isum, named, task_rows
 
 
 def _defaults() -> Dict[str, Dict[str, int]]:
@@ -162,15 +162,15 @@ def _host_half(spec: dict, log: Callable[[str], None]) -> dict:
             out.setdefault("steal_ms", []).append(sum(c["steal"] for c in info["cpu_ms"].values()))
             cpu_s = {t["name"]: round(t["cpu_time_us"] / 1e6, 3) for t in m["tasks"]}
             wall = {k: round(v["wall_ns"] / 1e9, 3) for k, v in info["threads"].items()}
-            sim = simulate(
+            sim = by_name(simulate(
                 {**wl, "tasks": {k: {**v, "cpus": [0]} for k, v in wl["tasks"].items()}}, sim_sched, 1
-            ).tasks
+            ))
             out["nice"].append(
                 {
                     "nice": [a, b],
                     "host_cpu_s": [cpu_s.get("A"), cpu_s.get("B")],
                     "host_wall_s": [wall.get("A"), wall.get("B")],
-                    "sim_wall_s": [round(float(sim.loc[k].turnaround_us) / 1e6, 3) for k in "AB"],
+                    "sim_wall_s": [round(float(sim[k]["turnaround_us"]) / 1e6, 3) for k in "AB"],
                 }
             )
         # (b) The kernel's base_slice_ns is read-only under lockdown (host.md §0), so every factor,
@@ -190,8 +190,7 @@ def _host_half(spec: dict, log: Callable[[str], None]) -> dict:
             runs_per_s = hinfo["other_load"]["runs"] / h["seconds_slices"]
 
             def switches(r) -> int:
-                t = r.tasks[r.tasks.index.str.startswith("h")]
-                return int((t["nvcsw"] + t["nivcsw"]).sum())
+                return isum(t["nvcsw"] + t["nivcsw"] for t in task_rows(r) if t["name"].startswith("h"))
 
             out["slices"]["rows"].append({
                 "factor": factor, "slice_us": slice_us,
@@ -210,18 +209,18 @@ def _host_half(spec: dict, log: Callable[[str], None]) -> dict:
             },
         }
         m, info = _host_run(wl, tmp, "io")
-        t = {x["name"]: x for x in m["tasks"]}
+        t = named(m["tasks"])
         sim_wl = {"global": wl["global"], "tasks": {k: {**v, "cpus": [0]} for k, v in wl["tasks"].items()}}
-        st = simulate(sim_wl, sim_sched, 1).tasks
+        st = by_name(simulate(sim_wl, sim_sched, 1))
         out["io"] = {
             "loops": loops,
             "ideal_s": loops * (io["sleep_us"] + io["spin_us"]) / 1e6,
             "host_io_wall_s": round(info["threads"]["io"]["wall_ns"] / 1e9, 3),
-            "sim_io_wall_s": round(float(st.loc["io"].turnaround_us) / 1e6, 3),
+            "sim_io_wall_s": round(float(st["io"]["turnaround_us"]) / 1e6, 3),
             "host_io_cpu_ms": round(t["io"]["cpu_time_us"] / 1000, 3),
-            "sim_io_cpu_ms": round(float(st.loc["io"].cpu_time_us) / 1000, 3),
+            "sim_io_cpu_ms": round(float(st["io"]["cpu_time_us"]) / 1000, 3),
             "host_io_latency_p50_us": t["io"]["wakeup_latency_p50_us"],
-            "sim_io_latency_p50_us": float(st.loc["io"].wakeup_latency_p50_us),
+            "sim_io_latency_p50_us": float(st["io"]["wakeup_latency_p50_us"]),
         }
     return out
 

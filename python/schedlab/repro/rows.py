@@ -28,7 +28,12 @@ def task_rows(r) -> List[dict]:
 
 def by_name(r) -> Dict[str, dict]:
     """The rows by task name (the frame's index)."""
-    return {t["name"]: t for t in task_rows(r)}
+    return named(task_rows(r))
+
+
+def named(rows: Iterable[dict]) -> Dict[str, dict]:
+    """Metrics rows (a run's, or a host run's ``tasks``) by task name."""
+    return {t["name"]: t for t in rows}
 
 
 def present(values: Iterable[Optional[float]]) -> List[float]:
