@@ -345,7 +345,7 @@ fn job_stats(m: &Machine, wl: &Workload, i: usize, end: Ns) -> JobStats {
         };
         if pending {
             released += 1;
-            let deadline = release + rel;
+            let deadline = release.saturating_add(rel);
             if deadline < end {
                 misses += 1;
                 max_tardiness = max_tardiness.max(end - deadline);

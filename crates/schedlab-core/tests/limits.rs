@@ -115,3 +115,30 @@ fn check_warns_about_a_fork_loop() {
         wl.warnings
     );
 }
+
+/// A timer period near the input limit (18,446,744,073,709,551 µs, the
+/// largest that fits in u64 ns): the second release saturates at the last
+/// representable time, which no run reaches. Shared by two tasks, the
+/// timer advances twice and a job's deadline is that far too: the run
+/// ends normally, each task with the one job it released at the start.
+#[test]
+fn a_timer_period_at_the_input_limit_runs() {
+    for (period, shared) in [
+        ("10000000000000000", true),
+        ("18446744073709551", true),
+        ("18446744073709551", false),
+    ] {
+        let timer = if shared { "x" } else { "unique" };
+        let wl = format!(
+            r#"{{"global": {{"duration": 2}}, "tasks": {{"a": {{"instance": 2,
+                "timer": {{"ref": "{timer}", "period": {period}}}, "run": 10}}}}}}"#
+        );
+        for sched in ["eevdf", "cfs"] {
+            let r = run(&wl, cfg(sched, 1));
+            for t in &r.metrics.tasks {
+                assert_eq!(t.jobs_released, 1, "{period} {timer} {sched}: {}", t.name);
+                assert_eq!(t.deadline_misses, 0, "{period} {timer} {sched}: {}", t.name);
+            }
+        }
+    }
+}
