@@ -2,8 +2,9 @@
 
 Every registered scheduler (or the ones named) runs the workload over several seeds; each chosen
 metric is reported as the mean with a 95 % confidence interval (Student's t over the seeds), and
-schedulers are ranked by it only where the intervals do not overlap: schedulers whose intervals
-overlap the best one's share its rank, and so on down (a rank is a claim the spread supports).
+schedulers are ranked by it only where the intervals separate: schedulers whose intervals overlap,
+directly or through a chain of overlapping intervals, share a rank; two ranks differ only across a
+gap that no interval covers (a rank is a claim the spread supports). See ``rank``.
 
 Repeats differ by their seed, which drives the simulator's only randomness: OS noise (per-CPU
 kernel threads, ``noise_interval_us``), switched on here (4 ms mean gap, 20 µs each) unless the
@@ -68,22 +69,37 @@ def interval(xs: Sequence[float]) -> Dict[str, Optional[float]]:
 
 
 def rank(rows: Dict[str, Dict[str, Optional[float]]], better: str) -> Dict[str, int]:
-    """Ranks by mean where the intervals allow: walk from the best; a scheduler whose interval
-    overlaps the interval of the first scheduler of the current rank shares that rank."""
-    names = [n for n, r in rows.items() if r["mean"] is not None]
-    names.sort(key=lambda n: rows[n]["mean"], reverse=better == "higher")
-    out: Dict[str, int] = {}
-    head: Optional[str] = None
-    r = 0
-    for i, n in enumerate(names):
+    """Ranks that only the intervals' separation supports.
+
+    Each scheduler's interval is mean ± ci95 (its mean alone when ci95 is None: one repeat).
+    Schedulers share a rank when their intervals are connected by overlaps (touching counts), i.e.
+    the connected components of the interval-overlap graph: sorted by lower bound, a scheduler joins
+    the current group when its lower bound is at most the running maximum of the group's upper
+    bounds. (Sorting by mean would be wrong: a wide interval seen late can bridge two groups already
+    closed.) Groups are disjoint spans, so ordering them by their best mean orders them outright;
+    a group's rank is 1 + the number of schedulers in better groups (competition ranking: 1, 1, 3).
+    A scheduler whose mean is None is left out (unranked)."""
+    if better not in ("higher", "lower"):
+        raise ValueError(f"better: expected 'higher' or 'lower', got {better!r}")
+    names = sorted((n for n, r in rows.items() if r["mean"] is not None), key=lambda n: _bounds(rows[n]))
+    groups: List[List[str]] = []
+    reach = -math.inf
+    for n in names:
         lo, hi = _bounds(rows[n])
-        if head is not None:
-            hlo, hhi = _bounds(rows[head])
-            if lo <= hhi and hlo <= hi:
-                out[n] = r
-                continue
-        head, r = n, i + 1
-        out[n] = r
+        if groups and lo <= reach:
+            groups[-1].append(n)
+            reach = max(reach, hi)
+        else:
+            groups.append([n])
+            reach = hi
+    sign = -1.0 if better == "higher" else 1.0
+    groups.sort(key=lambda g: min(sign * rows[n]["mean"] for n in g))
+    out: Dict[str, int] = {}
+    done = 0
+    for g in groups:
+        for n in g:
+            out[n] = done + 1
+        done += len(g)
     return out
 
 
@@ -125,8 +141,13 @@ def shootout(workload: Any, names: Optional[List[str]] = None, metrics: Sequence
 
 
 def text_table(res: Dict[str, Any]) -> str:
-    lines = [f"{res['seeds']} seeds per scheduler on {res['cpus']} CPU(s); mean ± 95 % CI; ranks only "
-             "where the intervals do not overlap (equal ranks: not told apart)"]
+    lines = [f"{res['seeds']} seeds per scheduler on {res['cpus']} CPU(s); mean ± 95 % CI; equal ranks: "
+             "intervals linked by overlaps, directly or in a chain (not told apart); ranks differ only "
+             "across a gap no interval covers"]
+    if any(r["mean"] is not None and r["ci95"] is None for rows in res["metrics"].values()
+           for r in rows.values()):
+        lines.append("no interval where a scheduler has a single value (one seed): its mean alone stands "
+                     "for it, so those ranks follow the means, not the spread")
     metrics = list(res["metrics"])
     lines.append("scheduler".ljust(14) + "".join(
         f"{m} ({METRICS[m]['better']} better)".rjust(34) for m in metrics))
