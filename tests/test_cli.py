@@ -139,8 +139,13 @@ def test_json_to_a_directory_is_refused_before_running(root, tmp_path):
 
 def test_api_names_the_bad_run_option():
     import schedlab
-    with pytest.raises(schedlab.ConfigError, match="run option seed: invalid value"):
-        schedlab.simulate({"global": {"duration": 1}, "tasks": {"a": {"run": 1000}}}, "eevdf", 1, seed=-1)
+    wl = {"global": {"duration": 1}, "tasks": {"a": {"run": 1000}}}
+    with pytest.raises(schedlab.ConfigError,
+                       match="run option hz: expected an integer in 0..=4294967295, found -1"):
+        schedlab.simulate(wl, "eevdf", 1, hz=-1)
+    with pytest.raises(schedlab.ConfigError,
+                       match="seed must be an integer in 0..=18446744073709551615, got -1"):
+        schedlab.simulate(wl, "eevdf", 1, seed=-1)
 
 
 def test_full_disk_is_one_line_and_leaves_nothing(root, tmp_path):

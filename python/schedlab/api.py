@@ -58,7 +58,7 @@ def parse_duration(value: Union[str, float, int]) -> int:
     if isinstance(value, (int, float)):
         if value <= 0:
             raise _native.ConfigError(f"duration must be > 0, got {value}")
-        return int(round(value * 1e9))
+        return _duration_ns(int(round(value * 1e9)), value)
     import re  # here: `re` (with `enum`) costs every command's start-up ~5 ms (issue 18)
 
     m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(ns|us|ms|s)?\s*", value)
@@ -69,6 +69,14 @@ def parse_duration(value: Union[str, float, int]) -> int:
     ns = int(round(float(m.group(1)) * _UNITS[m.group(2) or "s"]))
     if ns <= 0:
         raise _native.ConfigError(f"duration must be > 0, got {value!r}")
+    return _duration_ns(ns, value)
+
+
+def _duration_ns(ns: int, value: Union[str, float, int]) -> int:
+    """``ns``, checked against the simulated clock's range (u64 nanoseconds)."""
+    if ns > 2**64 - 1:
+        raise _native.ConfigError(f"duration must be at most 18446744073.709551615 s (simulated time is "
+                                  f"u64 ns), got {value!r}")
     return ns
 
 
@@ -261,7 +269,23 @@ def _set_pairs(set_: Union[None, Mapping[str, int], Iterable[str]]) -> List[Tupl
             out.append((str(k), int(str(v).replace("_", ""))))
         except ValueError:
             raise _native.ConfigError(f"tunable {k} needs an integer, got {v!r}") from None
+        if not I64_MIN <= out[-1][1] <= I64_MAX:  # each tunable's own range is the core's to check
+            raise _native.ConfigError(f"tunable {k} needs an integer in {I64_MIN}..={I64_MAX}, got {v}")
     return out
+
+
+I64_MIN, I64_MAX, U64_MAX = -(2**63), 2**63 - 1, 2**64 - 1
+
+
+def _check_run_numbers(seed: int, start_cpus: Optional[Mapping[str, int]]) -> None:
+    """The run options whose values only the 64-bit core could refuse, refused here in words."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= U64_MAX:
+        raise _native.ConfigError(f"seed must be an integer in 0..={U64_MAX}, got {seed!r}")
+    for name, cpu in (start_cpus or {}).items():
+        if not isinstance(name, str):
+            raise _native.ConfigError(f"start_cpus: thread names are strings, got {name!r}")
+        if isinstance(cpu, bool) or not isinstance(cpu, int) or cpu < 0:
+            raise _native.ConfigError(f"start_cpus: {name}: expected a CPU number (0 or more), got {cpu!r}")
 
 
 def simulate(
@@ -326,6 +350,7 @@ def simulate(
                 f"{scheduler!r} already ran: a policy instance holds one run's state, make a new one")
         policy, scheduler = scheduler, policy_name(scheduler)
         policy._schedlab_ran = True
+    _check_run_numbers(seed, start_cpus)
     text, source = _load(workload)
     config = {
         "scheduler": scheduler,

@@ -130,10 +130,16 @@ def _start_cpus_of(a: argparse.Namespace) -> Dict[str, int]:
             raise _native.ConfigError(f"{a.start_from}: $.tasks: expected the list of task metrics of a "
                                       "host run ('schedlab host run --json')")
         for i, t in enumerate(tasks):
-            cpu = t.get("first_cpu")
+            name, cpu = t.get("name"), t.get("first_cpu")
+            if not isinstance(name, str) or not name:
+                raise _native.ConfigError(f"{a.start_from}: $.tasks[{i}].name: expected a thread's name, "
+                                          f"got {name!r}")
             if cpu is not None and (isinstance(cpu, bool) or not isinstance(cpu, int) or cpu < 0):
                 raise _native.ConfigError(f"{a.start_from}: $.tasks[{i}].first_cpu: expected a CPU number "
                                           f"or null, got {cpu!r}")
+            if cpu is not None and cpu >= a.cpus:
+                raise _native.ConfigError(f"{a.start_from}: $.tasks[{i}].first_cpu: CPU {cpu} is not one of "
+                                          f"the run's {a.cpus} (--cpus)")
         starts.update(host_start_cpus({"tasks": tasks}))
     for group in a.start_cpus:
         starts.update(dict(group))

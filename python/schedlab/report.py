@@ -22,10 +22,12 @@ def _fmt(v: object, width: int) -> str:
 
 
 def _prio(t: dict) -> str:
-    """Policy and priority in ps/chrt style: nice for fair, FF/RR + RT prio, DL."""
+    """Policy and priority in ps/chrt style: nice for fair, FF/RR + RT prio (RT where a trace
+    cannot tell FIFO from RR: ``SCHED_FIFO/RR``), DL."""
     pol = t["policy"]
-    if pol in ("SCHED_FIFO", "SCHED_RR"):
-        return f"{'FF' if pol == 'SCHED_FIFO' else 'RR'} {t['rt_priority']}"
+    rt = {"SCHED_FIFO": "FF", "SCHED_RR": "RR", "SCHED_FIFO/RR": "RT"}.get(pol)
+    if rt:
+        return f"{rt} {t['rt_priority']}"
     if pol == "SCHED_DEADLINE":
         return "DL"
     return str(t["nice"]) if pol == "SCHED_OTHER" else f"{pol[6:9]} {t['nice']}"
@@ -72,7 +74,9 @@ def task_table(r: SimResult) -> str:
                 v = v / 1000.0
             row.append(str(v)[:w].ljust(w) if i == 0 else _fmt(v, w))
         lines.append(" ".join(row))
-    lines.append("latencies in µs (waking to running); times in ms; prio: nice, FF/RR + RT priority, DL; "
+    rt = "FF/RR (RT: FIFO or RR, which a trace cannot tell)" if any(
+        t["policy"] == "SCHED_FIFO/RR" for t in m["tasks"]) else "FF/RR"
+    lines.append(f"latencies in µs (waking to running); times in ms; prio: nice, {rt} + RT priority, DL; "
                  "miss: jobs past their deadline; -: not measured, or withheld as unreliable")
     if not recorded:
         lines.append(_cost_note(m))

@@ -63,6 +63,8 @@ def start_cpus(v: str) -> List[Tuple[str, int]]:
             if not eq or not name:
                 raise ValueError
             out.append((name, int(cpu)))
+            if out[-1][1] < 0:
+                raise ValueError
         except ValueError:
             raise _type_error(
                 f"expected THREAD=CPU (a thread's name as in the metrics: hog-3=5), got {item!r}") from None

@@ -142,3 +142,28 @@ fn a_timer_period_at_the_input_limit_runs() {
         }
     }
 }
+
+/// Jain's index is over the tasks named: a name that matches no task
+/// object or thread is refused before the run (it left the index over
+/// fewer tasks, and over none it read 1, "perfectly fair").
+#[test]
+fn fairness_tasks_must_name_tasks() {
+    let wl = r#"{"global": {"duration": 1}, "tasks": {"h": {"instance": 2, "run": 1000},
+                 "io": {"run": 100}}}"#;
+    for good in [vec!["h"], vec!["h-1", "io"], vec!["io"]] {
+        let mut c = cfg("eevdf", 1);
+        c.fairness_tasks = good.iter().map(|s| s.to_string()).collect();
+        schedlab_core::simulate("w.json", wl, c).expect("known names");
+    }
+    for bad in ["nope", "h-", "h-x", "io2", "-1"] {
+        let mut c = cfg("eevdf", 1);
+        c.fairness_tasks = vec!["h".into(), bad.into()];
+        let msg = schedlab_core::simulate("w.json", wl, c)
+            .expect_err("an unknown name")
+            .to_string();
+        assert!(
+            msg.contains(&format!("fairness_tasks: {bad:?} names no task of w.json")),
+            "{msg}"
+        );
+    }
+}

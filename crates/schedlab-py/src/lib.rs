@@ -342,6 +342,7 @@ fn parse_config(cfg: &Bound<'_, PyAny>) -> PyResult<SimConfig> {
         // Name the option, not a position in the JSON the API wrote.
         let inner = e.inner().to_string();
         let msg = inner.split(" at line ").next().unwrap_or(&inner);
+        let msg = integer_range_words(msg).unwrap_or_else(|| msg.to_string());
         ConfigError::new_err(format!("run option {}: {msg}", e.path()))
     };
     if let Ok(text) = cfg.extract::<String>() {
@@ -349,6 +350,28 @@ fn parse_config(cfg: &Bound<'_, PyAny>) -> PyResult<SimConfig> {
         return serde_path_to_error::deserialize(de).map_err(named);
     }
     serde_path_to_error::deserialize(convert::to_json(cfg)?).map_err(named)
+}
+
+/// serde's message for a number an integer option cannot hold (`invalid
+/// value: integer `-1`, expected usize`, or for an integer beyond 64 bits,
+/// which reaches serde as a float, `invalid type: floating point `1e+20`,
+/// expected u64`) in words: the range expected and the value found.
+fn integer_range_words(msg: &str) -> Option<String> {
+    let (found, ty) = msg.split_once(", expected ")?;
+    let range = match ty {
+        "usize" | "u64" => "0..=18446744073709551615",
+        "u32" => "0..=4294967295",
+        "u16" => "0..=65535",
+        "u8" => "0..=255",
+        "i64" => "-9223372036854775808..=9223372036854775807",
+        "i32" => "-2147483648..=2147483647",
+        _ => return None,
+    };
+    let value = found
+        .strip_prefix("invalid value: integer ")
+        .or_else(|| found.strip_prefix("invalid type: floating point "))?
+        .trim_matches('`');
+    Some(format!("expected an integer in {range}, found {value}"))
 }
 
 /// Simulate rt-app JSON `text` (named `source` in errors) with the options
@@ -429,6 +452,14 @@ fn import_trace(
     };
     let imp = import_with(text, tolerant, window, tick)
         .map_err(|e| TraceError::new_err(format!("{source}: {e}")))?;
+    if imp.span.0 == imp.span.1 {
+        // Rates over no time would be invented numbers (a single switch
+        // read as 10^9 switches a second).
+        return Err(TraceError::new_err(match window {
+            None => format!("{source}: the trace spans no time (its events are all at one instant): nothing to measure"),
+            Some(_) => format!("{source}: the measuring window holds no time of the trace: nothing to measure"),
+        }));
+    }
     let result = RunResult {
         metrics: imp.metrics_for(workload_pids.as_deref()),
         activations: vec![],

@@ -250,6 +250,7 @@ impl Simulator {
         Self::validate(&wl, cfg.cpus)?;
         hotplug::validate(&cfg.hotplug, cfg.cpus).map_err(SimError::Config)?;
         let start_cpus = Self::start_cpus_of(&wl, &cfg.start_cpus, cfg.cpus)?;
+        Self::check_fairness_tasks(&wl, &cfg.fairness_tasks)?;
         let end = cfg.duration.or(wl.duration);
         if end.is_none() && wl.runs_forever() {
             return Err(SimError::Config(format!(

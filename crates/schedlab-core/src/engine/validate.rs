@@ -140,6 +140,28 @@ impl Simulator {
         Ok(())
     }
 
+    /// `fairness_tasks` (config.rs): each name a task object or one of its
+    /// threads (`name-k`, forked ones included), as the metrics match them:
+    /// a name that matches nothing would leave the index over fewer tasks
+    /// than asked (over none it reads 1, "perfectly fair").
+    pub(crate) fn check_fairness_tasks(wl: &Workload, names: &[String]) -> Result<(), SimError> {
+        let known = |n: &str| {
+            wl.tasks.iter().any(|t| {
+                n == t.name
+                    || n.strip_prefix(t.name.as_str())
+                        .and_then(|k| k.strip_prefix('-'))
+                        .is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
+            })
+        };
+        match names.iter().find(|n| !known(n)) {
+            Some(n) => Err(SimError::Config(format!(
+                "fairness_tasks: {n:?} names no task of {} (expected a task name, or name-k for its k-th instance)",
+                wl.source
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// `start_cpus` (config.rs): each name a thread the launcher creates,
     /// each CPU on the machine and in that thread's affinity.
     pub(crate) fn start_cpus_of(
