@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple, Type, Union
 
 FIELDS: List[Tuple[str, str]] = [
     ("cpu_share", "share"),
@@ -40,21 +40,114 @@ FLOORS: Dict[str, float] = {
 }
 
 
-def _is_metrics(m: object) -> bool:
-    return isinstance(m, dict) and isinstance(m.get("tasks"), list) and "scheduler" in m
+RUN_FIELDS = ("context_switches_per_sec_per_cpu", "task_switches_per_sec_per_cpu", "migrations",
+              "jain_fairness")
+
+
+class OrNull:
+    """A ``check_json`` spec: null, or what ``spec`` says."""
+
+    def __init__(self, spec: Spec) -> None:
+        self.spec = spec
+
+
+# A spec for check_json: a kind (KINDS), a kind of its own as (what, test), {key: spec} (an object
+# holding these keys; "key?": it may be absent, "*": every key), [spec] (a list of such items) or
+# OrNull(spec).
+Spec = Union[str, Tuple[str, Callable[[Any], bool]], Dict[str, Any], List[Any], OrNull]
+
+
+def _number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _integer(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+KINDS: Dict[str, Callable[[Any], bool]] = {
+    "a number": _number,
+    "a number or null": lambda x: x is None or _number(x),
+    "an integer": _integer,
+    "an integer or null": lambda x: x is None or _integer(x),
+    "a string": lambda x: isinstance(x, str),
+    "an object": lambda x: isinstance(x, dict),
+    "a list": lambda x: isinstance(x, list),
+    "a list of strings or null": lambda x: x is None or isinstance(x, list) and all(
+        isinstance(s, str) for s in x),
+}
+
+
+def _what(spec: Spec) -> str:
+    if isinstance(spec, OrNull):
+        return f"{_what(spec.spec)} or null"
+    if isinstance(spec, str):
+        return spec
+    return spec[0] if isinstance(spec, tuple) else "an object" if isinstance(spec, dict) else "a list"
+
+
+def _test(spec: Spec) -> Callable[[Any], bool]:
+    if isinstance(spec, tuple):
+        return spec[1]
+    return KINDS[spec if isinstance(spec, str) else _what(spec)]
+
+
+def _shown(x: Any) -> str:
+    if isinstance(x, (dict, list)):
+        return "an object" if isinstance(x, dict) else "a list"
+    s = json.dumps(x)
+    return s if len(s) <= 40 else s[:37] + "..."
+
+
+def check_json(x: Any, spec: Spec, file: str, path: str = "", error: Type[Exception] = ValueError) -> None:
+    """That ``x`` (read from ``file``, at JSON path ``path``) is what ``spec`` says, else one
+    ``error``: ``FILE: PATH: expected WHAT, got VALUE``."""
+    if isinstance(spec, OrNull):
+        if x is not None:
+            check_json(x, spec.spec, file, path, error)
+        return
+    if not _test(spec)(x):
+        raise error(f"{file}: {path + ': ' if path else ''}expected {_what(spec)}, got {_shown(x)}")
+    if isinstance(spec, list):
+        for i, item in enumerate(x):
+            check_json(item, spec[0], file, f"{path}[{i}]", error)
+    elif isinstance(spec, dict):
+        for key, sub in spec.items():
+            for k in list(x) if key == "*" else [key.rstrip("?")]:
+                at = f"{path}.{k}" if path else k
+                if k in x:
+                    check_json(x[k], sub, file, at, error)
+                elif not key.endswith("?"):
+                    raise error(f"{file}: {at}: expected {_what(sub)}, but it is missing")
+
+
+# What compare reads from a metrics file (null: not measured, as for a task that never woke or
+# what a trace cannot tell), checked as it is loaded.
+METRICS: Dict[str, Any] = {
+    "scheduler": "a string",
+    "tasks": [{"name": "a string", "pid": "an integer", **{f: "a number or null" for f, _ in FIELDS}}],
+    **{k: "a number or null" for k in RUN_FIELDS},
+}
 
 
 def runs(path: str) -> List[Tuple[str, dict]]:
     """The runs in a metrics JSON file: one, or one per scheduler of a multi-scheduler run
-    (``schedlab run --scheduler a,b --json``). ``FILE:NAME`` keeps the run named NAME."""
+    (``schedlab run --scheduler a,b --json``). ``FILE:NAME`` keeps the run named NAME. A file
+    that is not such JSON is one ValueError naming it (and the JSON path)."""
     name = None
     if not os.path.exists(path) and ":" in path:
         path, name = path.rsplit(":", 1)
     with open(path, encoding="utf-8") as f:
-        m = json.load(f)
-    if _is_metrics(m):
+        try:
+            m = json.load(f)
+        except ValueError as e:  # a JSON syntax error, or bytes that are not UTF-8
+            raise ValueError(f"{path}: not JSON: {e}") from None
+    if isinstance(m, dict) and ("tasks" in m or "scheduler" in m):
+        check_json(m, METRICS, path)
         found = [(m["scheduler"], m)]
-    elif isinstance(m, dict) and m and all(_is_metrics(v) for v in m.values()):
+    elif isinstance(m, dict) and m and all(isinstance(v, dict) for v in m.values()):
+        for n, r in m.items():  # one run per scheduler, each at its name
+            check_json(r, METRICS, path, n)
         found = list(m.items())
     else:
         raise ValueError(f"{path}: expected a metrics JSON (schedlab run --json / trace import --json)")
@@ -103,8 +196,7 @@ def compare(a: dict, b: dict, match: str = "name") -> Dict[str, object]:
         if u is None:
             continue
         rows.append({"task": t["name"], **{f: _pair(f, t[f], u[f]) for f, _ in FIELDS}})
-    run = {k: _pair(k, a[k], b[k]) for k in
-           ("context_switches_per_sec_per_cpu", "task_switches_per_sec_per_cpu", "migrations", "jain_fairness")}
+    run = {k: _pair(k, a[k], b[k]) for k in RUN_FIELDS}
     unmatched = [t["name"] for t in a["tasks"] if _key(t, match) not in bt]
     return {"tasks": rows, "run": run, "unmatched": unmatched}
 

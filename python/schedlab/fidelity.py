@@ -56,6 +56,7 @@ import tempfile
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from .api import simulate
+from .compare import OrNull, check_json
 
 # name -> (what it probes, workload builder(seconds, cpus))
 SUITE: Dict[str, Tuple[str, Callable[[int, int], dict]]] = {
@@ -313,9 +314,49 @@ def _save_host_run(save_dir: str, name: str, seq: int, about: str, k: int, doc: 
         f.write("\n")
 
 
+def _known_scheduler(name: Any) -> bool:
+    from .api import schedulers
+
+    reg = schedulers()
+    base, plus, fair = (name.partition("+") if isinstance(name, str) else (None, "", None))
+    ok = {s["name"]: s.get("fair_policies") for s in reg["schedulers"]}
+    return base in ok and (not plus or bool(ok[base]) and fair in {p["name"] for p in reg["fair_policies"]})
+
+
+_NUM = "a number or null"  # null: not measured (a task that never woke, a trace withheld)
+# What fidelity --host-from reads from a saved host run (compare_run, host.sim_tunables...) and
+# from the machine's facts.json, checked as they are loaded (compare.check_json).
+HOST_RUN: Dict[str, Any] = {
+    "schema": (repr(HOST_RUN_SCHEMA), lambda x: x == HOST_RUN_SCHEMA),
+    "workload": "a string",
+    "seq?": "an integer",
+    "about?": "a string",
+    "doc": "an object",
+    "scheduler": ("a scheduler name (see 'schedlab schedulers')", _known_scheduler),
+    "metrics": {
+        "tasks": [{"name": "a string", "unreliable": "a list of strings or null", "wakeups": _NUM,
+                   "first_cpu": "an integer or null", **{k: _NUM for k in TOL}}],
+        "migrations": "a number",
+        "jain_fairness": _NUM,
+    },
+    "info": {
+        "hz?": "an integer or null", "tick_phase_ns?": "an integer or null",
+        "start_ns?": "an integer or null", "duration_ns?": _NUM, "cpus?": OrNull("a list"),
+        "cgroup?": OrNull("an object"), "cpu_ms?": OrNull({"*": {"busy?": _NUM}}),
+        "threads?": OrNull({"*": {"started_ns?": "an integer or null"}}),
+        "other_load?": OrNull({k + "?": _NUM for k in ("runs", "cpu_ms", "cpu_ms_proc", "top_runs_share")}),
+    },
+}
+FACTS: Dict[str, Any] = {
+    "cpus": "a list",
+    "topology?": OrNull({"smt?": "an integer or null", "cpus_per_llc?": "an integer or null"}),
+}
+
+
 def saved_host_runs(host_from: str) -> Tuple[Dict[str, Any], Dict[str, List[dict]]]:
     """The machine facts and the host runs (per workload, in run order) that ``--save-host`` wrote
-    into ``host_from``; a missing or foreign file is one ConfigError naming it."""
+    into ``host_from``; a missing, foreign or damaged file is one ConfigError naming it and the
+    JSON path (HOST_RUN, FACTS)."""
     from . import _native
 
     def load(path: str) -> Any:
@@ -326,20 +367,15 @@ def saved_host_runs(host_from: str) -> Tuple[Dict[str, Any], Dict[str, List[dict
             raise _native.ConfigError(f"{path}: expected a file written by 'schedlab fidelity --save-host' "
                                       f"({e})") from None
 
-    facts = load(os.path.join(host_from, "facts.json"))
+    facts_path = os.path.join(host_from, "facts.json")
+    facts = load(facts_path)
     runs: Dict[str, List[Tuple[int, dict]]] = {}
     for fn in sorted(os.listdir(host_from)):
         m = re.fullmatch(r"(.+)-(\d+)\.json", fn)
         if not m:
             continue
         rec = load(os.path.join(host_from, fn))
-        if not isinstance(rec, dict) or rec.get("schema") != HOST_RUN_SCHEMA:
-            raise _native.ConfigError(f"{os.path.join(host_from, fn)}: schema: expected {HOST_RUN_SCHEMA!r}")
-        for key, kind in (("workload", str), ("doc", dict), ("scheduler", str), ("metrics", dict),
-                          ("info", dict)):
-            if not isinstance(rec.get(key), kind):
-                raise _native.ConfigError(f"{os.path.join(host_from, fn)}: {key}: expected "
-                                          f"{'a string' if kind is str else 'an object'}")
+        check_json(rec, HOST_RUN, os.path.join(host_from, fn), error=_native.ConfigError)
         other = rec.get("info", {}).get("other_load")
         if isinstance(other, dict) and "cpu_ms_proc" not in other:  # saved before it was recorded
             from .host import proc_other_ms
@@ -348,6 +384,7 @@ def saved_host_runs(host_from: str) -> Tuple[Dict[str, Any], Dict[str, List[dict
     if not runs or not isinstance(facts, dict) or "cpus" not in facts:
         raise _native.ConfigError(f"{host_from}: expected facts.json and NAME-K.json host runs written by "
                                   "'schedlab fidelity --save-host'")
+    check_json(facts, FACTS, facts_path, error=_native.ConfigError)
     # In the order the suite ran them (``seq``), each workload's runs in run order.
     order = sorted(runs, key=lambda name: (runs[name][0][1].get("seq", 0), name))
     return facts, {name: [r for _, r in sorted(runs[name], key=lambda x: x[0])] for name in order}
