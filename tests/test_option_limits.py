@@ -31,12 +31,19 @@ def wl(tmp_path):
     (["--hz", str(10**20)], "run option hz: expected an integer in 0..=4294967295, found 1e+20"),
     (["--start-cpus", "a=-1"], "expected THREAD=CPU"),
     (["--fairness", "h,nope"], 'fairness_tasks: "nope" names no task of'),
+    (["--scheduler", "eevdf,cfs,eevdf"], "--scheduler: eevdf is given twice"),
 ])
 def test_out_of_range_options_are_one_error_in_words(wl, tmp_path, args, expect):
     out = tmp_path / "m.json"
     p = run("run", str(wl), "--json", str(out), *args)
     assert p.returncode == 2 and expect in p.stderr, p.stderr
     assert "Traceback" not in p.stderr and "expected u64" not in p.stderr and not out.exists()
+
+
+def test_trace_and_json_cannot_share_standard_output(wl):
+    p = run("run", str(wl), "--json", "-", "--trace", "-")
+    assert p.returncode == 2 and "would both write to standard output" in p.stderr, p.stderr
+    assert p.stdout == ""
 
 
 def test_fairness_over_named_instances(wl, tmp_path):

@@ -104,6 +104,12 @@ def _check_run_args(a: argparse.Namespace, names: List[str]) -> None:
     """What can be checked before any run starts: a scheduler given, writable outputs."""
     if not names:
         raise _native.ConfigError("--scheduler is empty; expected a scheduler name (see 'schedlab schedulers')")
+    twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if twice:  # its runs would be the same bytes, and the JSON keeps one key per scheduler
+        raise _native.ConfigError(f"--scheduler: {twice} is given twice")
+    if a.trace == "-" and a.json == "-":
+        raise _native.ConfigError("--trace - and --json - would both write to standard output; "
+                                  "give one of them a file")
     for out in (a.trace, a.json):
         if out:
             _writable(out)
