@@ -89,9 +89,12 @@ impl<'de> Visitor<'de> for JsonVisitor {
         Ok(Json::Int(v))
     }
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<Json, E> {
-        i64::try_from(v)
-            .map(Json::Int)
-            .map_err(|_| E::custom(format!("integer {v} is too large")))
+        i64::try_from(v).map(Json::Int).map_err(|_| {
+            E::custom(format!(
+                "integer {v} is too large; workload integers are at most {}",
+                i64::MAX
+            ))
+        })
     }
     fn visit_f64<E>(self, v: f64) -> Result<Json, E> {
         Ok(Json::Float(v))
