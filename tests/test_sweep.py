@@ -120,16 +120,88 @@ def test_ctrl_c_stops_the_runs_in_flight_and_keeps_the_journal(tmp_path):
     ({"tunables": {"base_slice_ns": [1]}, "schedulers": ["cfs"]},
      "tunables.base_slice_ns: not a tunable of cfs"),
     ({"metrics": ["tasks.cpu_share.median"]}, "metrics[0]: expected a run-level metric"),
-    ({"seeds": [-1]}, "seeds[0]: expected a seed >= 0"),
+    ({"seeds": [-1]}, "seeds[0]: expected a seed in 0..=18446744073709551615, found -1"),
     ({"parameters": {"/global/duration": [1, 0.5]}},
      "parameters./global/duration[1]: 0.5 makes the workload invalid: global.duration: expected an integer"),
     ({"duration": "soon"}, "duration: expected seconds > 0 or a string like 2s"),
     ({"colour": 1}, "colour: unknown key"),
+    # Values only a run used to refuse, late and in serde's words, leaving a journal behind (QA).
+    ({"tunables": {"base_slice_ns": [1]}, "schedulers": ["eevdf"]},
+     "tunables.base_slice_ns[0]: expected an integer in 100000..=1000000000 (the range of base_slice_ns "
+     "for eevdf), found 1"),
+    ({"tunables": {"noise_interval_us": [20000, True]}}, "tunables.noise_interval_us[1]: expected an integer"),
+    ({"seeds": [2**64]}, "seeds[0]: expected a seed in 0..=18446744073709551615, found 18446744073709551616"),
+    ({"duration": 1e30}, "duration: expected seconds > 0 or a string like 2s, 500ms (duration must be at "
+                         "most 18446744073.709551615 s"),
+    ({"duration": float("nan")}, "duration: expected seconds > 0 or a string like 2s, 500ms (found NaN)"),
+    ({"cpus": [2, 300]}, "cpus[1]: expected a CPU count the engine accepts (cpus must be between 1 and 256"),
+    ({"schedulers": ["eevdf", "bfs+pfs"]}, "schedulers[1]: scheduler bfs has no fair class"),
+    ({"workload": {"tasks": {"a": {"run": 1000}}}, "parameters": {}, "duration": None},
+     "duration: needed: the workload has a task that loops forever"),
+    ({"workload": {"tasks": {"a": {"run": -1}}}, "parameters": {}},
+     "workload.tasks.a.run: expected a duration"),
+    # A value given twice: identical deterministic runs folded into one grid point, whose
+    # confidence interval of 0 would measure nothing (QA: seeds [0, 0] gave ci95 0.0, n 2).
+    ({"seeds": [0, 0]}, "seeds[1]: a seed given twice"),
+    ({"cpus": [2, 2]}, "cpus[1]: a CPU count given twice"),
+    ({"schedulers": ["eevdf", "cfs", "eevdf"]}, "schedulers[2]: a scheduler given twice"),
+    ({"tunables": {"noise_interval_us": [20000, 20000]}}, "tunables.noise_interval_us[1]: a value given twice"),
+    ({"parameters": {"/tasks/niced_hog/priority": [5, 5]}}, "parameters./tasks/niced_hog/priority[1]: a value "
+                                                            "given twice"),
 ])
 def test_bad_spec_is_one_clear_error(tmp_path, over, words):
+    # Refused before any run: nothing written, not even the output's folder.
     p = subprocess.run([sys.executable, "-m", "schedlab", "sweep", spec(tmp_path, **over), "--out",
-                        str(tmp_path / "x")], capture_output=True, text=True)
+                        str(tmp_path / "res" / "x")], capture_output=True, text=True)
     assert p.returncode == 2, p.stderr
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and "spec.json: " in lines[0] and words in lines[0], p.stderr
-    assert not list(tmp_path.glob("x*"))
+    assert "Traceback" not in p.stderr
+    assert not (tmp_path / "res").exists()
+
+
+def test_a_fair_policys_tunables_are_known_and_ranged(tmp_path):
+    s = sweep.load_spec(spec(tmp_path, schedulers=["eevdf+tsf"], tunables={"mem_latency_ns": [5, 10000]}))
+    assert s["tunables"] == {"mem_latency_ns": [5, 10000]}
+    with pytest.raises(sweep.SweepError, match=r"mem_latency_ns\[0\]: expected an integer in 1\.\.=10000"):
+        sweep.load_spec(spec(tmp_path, schedulers=["eevdf+tsf"], tunables={"mem_latency_ns": [0]}))
+
+
+def pinned(tmp_path, cpus):
+    """A spec whose runs on fewer than 4 CPUs fail: its task is pinned to CPU 3, which only a run
+    (knowing the machine) refuses."""
+    return spec(tmp_path, workload={"global": {"duration": 1}, "tasks": {"a": {"run": 1000, "cpus": [3]}}},
+                schedulers=["eevdf"], cpus=cpus, parameters={}, tunables={}, seeds=[0, 1], duration=None)
+
+
+def test_a_run_that_fails_leaves_nothing(tmp_path):
+    out = tmp_path / "res" / "r"
+    for quiet in (["--quiet"], []):
+        p = subprocess.run([sys.executable, "-m", "schedlab", "sweep", pinned(tmp_path, [4, 2]), "--out",
+                            str(out), "--jobs", "1", *quiet], capture_output=True, text=True)
+        assert p.returncode == 2, p.stderr
+        errors = [line for line in p.stderr.splitlines() if "error" in line]
+        assert len(errors) == 1 and errors[0].startswith("schedlab: error: "), p.stderr
+        assert "spec.json: the run " in errors[0]
+        assert '"cpus": 2' in errors[0] and "tasks.a.cpus: CPU 3 does not exist on a 2-CPU machine" in errors[0]
+        assert "Traceback" not in p.stderr
+        if quiet:
+            assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+        # The runs on 4 CPUs had finished and been journalled: the journal goes, with its folder.
+        assert not (tmp_path / "res").exists()
+
+
+def test_a_failed_resume_puts_the_journal_back(tmp_path):
+    # Also with `distributed` imported, as the Dask test leaves this process: its tblib pickling of
+    # exceptions carried the native WorkloadError (no pickle) along as the SweepError's context,
+    # and the pool broke (BrokenProcessPool) instead of reporting the run.
+    pytest.importorskip("distributed")
+    sp, out = pinned(tmp_path, [4, 2]), str(tmp_path / "r")
+    with pytest.raises(sweep.SweepError, match="3 of 4 runs still to do"):
+        sweep.run_sweep(sp, out, jobs=1, progress=False, limit=1)
+    journal = Path(f"{out}.journal.jsonl")
+    before = journal.read_bytes()
+    with pytest.raises(sweep.SweepError, match="CPU 3 does not exist"):
+        sweep.run_sweep(sp, out, jobs=1, progress=False)
+    assert journal.read_bytes() == before
+    assert sorted(q.name for q in tmp_path.iterdir()) == ["r.journal.jsonl", "spec.json"]

@@ -13,9 +13,18 @@ The grid is schedulers × CPU counts × workload parameters × tunables × seeds
       "metrics": ["context_switches_per_sec", "tasks.wakeup_latency_p99_us.max"]   # optional
     }
 
-Each parameter value is checked in the workload (the other values as they are) before any run, so a
-value the workload cannot take (``/global/duration`` of 0.5: rt-app wants whole seconds) is a bad spec
-naming ``parameters.POINTER[i]``; a run that still fails stops the sweep with one error naming it.
+Every value is checked before any run starts or any file is written, and a bad one is one error
+naming the spec file and its JSON path: schedulers (a ``+policy`` included), CPU counts (the engine's
+range), each tunable value against its range for every scheduler of the sweep, seeds (integers in
+0..=2**64-1, none given twice: identical deterministic runs would make a confidence interval of 0 that
+measures nothing), the duration (the simulated clock's range), and no value given twice in any list
+(it would fold copies of the same runs into one grid point). Each parameter value is checked in the
+workload (the other values as they are), so a value the workload cannot take (``/global/duration``
+of 0.5: rt-app wants whole seconds) names ``parameters.POINTER[i]``; then each combination of them,
+which without ``duration`` must not loop forever. A run that still fails (a value only a run can
+refuse, such as a task pinned to a CPU beyond a ``cpus`` value) stops the sweep with one error
+naming it, and the sweep leaves nothing behind either way: no result file, no journal (one from an
+earlier, interrupted start is put back as it was), no folder it made.
 
 A metric is a run-level field of the metrics (``schedlab metrics``: [run]) or
 ``tasks.FIELD.AGG`` with AGG one of min, max, mean, sum over the tasks (nulls skipped).
@@ -24,7 +33,8 @@ Results: ``OUT.parquet`` and ``OUT.csv``, one row per grid point (seeds folded):
 its mean over the seeds, the half-width of its 95 % confidence interval (Student's t, n − 1
 degrees of freedom; null with one seed, never 0) and n; ``OUT.runs.parquet`` / ``.csv`` hold every
 run. Completed runs are journalled in ``OUT.journal.jsonl`` as they finish, so a sweep
-interrupted (Ctrl-C, a crash) resumes where it stopped when started again with the same spec.
+interrupted (Ctrl-C, a crash) resumes where it stopped when started again with the same spec (an
+interruption keeps the journal; only a refused sweep removes what it wrote).
 Runs go to a local process pool (``--jobs``), or to a Dask cluster (``--dask ADDRESS``, or
 ``--dask local`` for a LocalCluster of worker processes); the result files are the same bytes
 whatever ran them, in grid order.
@@ -95,29 +105,45 @@ def _pointer_set(doc: Any, pointer: str, value: Any) -> None:
         parent[last] = value
 
 
+def _no_repeats(vals: list, file: str, where: str, what: str) -> None:
+    """Refuse a value given twice (as JSON: 1 and 1.0, true and 1 are different values)."""
+    first: Dict[str, int] = {}
+    for i, x in enumerate(vals):
+        j = first.setdefault(json.dumps(x, sort_keys=True), i)
+        if j != i:
+            raise _err(file, f"{where}[{i}]", f"{what} given twice ({json.dumps(x)}, also {where}[{j}]): "
+                       "each value once, or the copies' identical runs fold into one grid point")
+
+
 def _list(spec: dict, key: str, file: str, default: Optional[list], check: Callable[[Any], bool],
-          what: str) -> list:
+          what: str, noun: str) -> list:
     v = spec.get(key, default)
     if not isinstance(v, list) or not v:
         raise _err(file, key, f"expected a non-empty list of {what}")
     for i, x in enumerate(v):
         if not check(x):
             raise _err(file, f"{key}[{i}]", f"expected {what}, found {json.dumps(x)}")
+    _no_repeats(v, file, key, noun)
     return v
 
 
-def _load_workload(spec: dict, path: str) -> Any:
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _load_workload(spec: dict, path: str) -> Tuple[Any, Optional[str]]:
+    """The workload, and the path of its file (None for an object in the spec)."""
     from . import rtapp_json
 
     wl = spec.get("workload")
     if isinstance(wl, dict):
-        return wl
+        return wl, None
     if not isinstance(wl, str):
         raise _err(path, "workload", "expected a path (relative to the spec) or an rt-app object")
     wl_path = os.path.join(os.path.dirname(os.path.abspath(path)), wl)
     try:
         with open(wl_path, encoding="utf-8") as f:
-            return rtapp_json.loads(f.read())
+            return rtapp_json.loads(f.read()), wl_path
     except (OSError, json.JSONDecodeError) as e:
         raise _err(path, "workload", f"cannot read {wl_path} as rt-app JSON ({e})") from None
 
@@ -149,28 +175,132 @@ def _check_parameters(params: Any, workload: Any, path: str) -> dict:
             except _native.WorkloadError as e:
                 raise _err(path, f"parameters.{ptr}[{i}]", f"{json.dumps(v)} makes the workload invalid: "
                            f"{str(e).removeprefix('<dict>: ')}") from None
+        _no_repeats(vals, path, f"parameters.{ptr}", "a value")
     return params
+
+
+def _check_workloads(workload: Any, wl_path: Optional[str], params: dict, duration: Any, path: str) -> None:
+    """The workload of every combination of parameter values is valid (each value alone was checked),
+    and, with no ``duration`` in the spec, ends or sets its own duration."""
+    from . import _native
+    from .api import check
+
+    pnames = list(params)
+    for combo in itertools.product(*(params[p] for p in pnames)):
+        variant = copy.deepcopy(workload)
+        for ptr, v in zip(pnames, combo):
+            _pointer_set(variant, ptr, v)
+        with_values = f" with the parameters {json.dumps(dict(zip(pnames, combo)))}" if pnames else ""
+        try:
+            model = check(variant)
+        except _native.WorkloadError as e:
+            msg = str(e).removeprefix("<dict>: ")
+            if not pnames:
+                if wl_path:  # the workload's own file and path
+                    raise _err(path, "workload", f"{wl_path}: {msg}") from None
+                inner = getattr(e, "path", "")
+                raise _err(path, f"workload.{inner}" if inner else "workload",
+                           getattr(e, "reason", "") or msg) from None
+            raise _err(path, "parameters", f"the workload{with_values} is invalid: {msg}") from None
+        if duration is None and model.get("runs_forever") and not model.get("duration"):
+            raise _err(path, "duration", f"needed: the workload{with_values} has a task that loops forever "
+                       "(\"loop\": -1 is rt-app's default) and sets no global.duration")
+
+
+def _tunables_of(sched: str, registry: dict) -> Dict[str, dict]:
+    """The tunables a run of ``sched`` (``base`` or ``base+policy``) accepts, by name, as the core
+    resolves them (registry.rs): the scheduler's, its fair-class policy's, the SCHED_DEADLINE
+    ordering's (the default one, edf: a sweep sets no other) and the engine's; the first wins."""
+    base, _, plus = sched.partition("+")
+    lists = [next(s for s in registry["schedulers"] if s["name"] == base)["tunables"]]
+    lists += [p["tunables"] for p in registry["fair_policies"] if plus and p["name"] == plus]
+    lists += [d["tunables"] for d in registry["dl_orders"] if d["name"] == "edf"]
+    lists.append(registry["engine_tunables"])
+    out: Dict[str, dict] = {}
+    for ts in lists:
+        for t in ts:
+            out.setdefault(t["name"], t)
+    return out
 
 
 def _check_tunables(tunables: Any, scheds: List[str], registry: dict, path: str) -> dict:
     if not isinstance(tunables, dict):
         raise _err(path, "tunables", "expected an object of tunable -> list of values")
-    names = {s["name"]: s for s in registry["schedulers"]}
-    engine = {t["name"] for t in registry["engine_tunables"]}
+    known = {s: _tunables_of(s, registry) for s in scheds}
     for name, vals in tunables.items():
-        if not isinstance(vals, list) or not vals or not all(isinstance(v, int) for v in vals):
-            raise _err(path, f"tunables.{name}", "expected a non-empty list of integers")
+        where = f"tunables.{name}"
+        if not isinstance(vals, list) or not vals:
+            raise _err(path, where, "expected a non-empty list of integers")
         for s in scheds:
-            if name not in {t["name"] for t in names[s.split("+")[0]]["tunables"]} | engine:
-                raise _err(path, f"tunables.{name}", f"not a tunable of {s} (see schedlab schedulers)")
+            if name not in known[s]:
+                raise _err(path, where, f"not a tunable of {s} (see schedlab schedulers)")
+        for i, v in enumerate(vals):
+            if not _is_int(v):
+                raise _err(path, f"{where}[{i}]", f"expected an integer, found {json.dumps(v)}")
+            for s in scheds:
+                t = known[s][name]
+                if not t["min"] <= v <= t["max"]:
+                    raise _err(path, f"{where}[{i}]", f"expected an integer in {t['min']}..={t['max']} "
+                               f"(the range of {name} for {s}), found {v}")
+        _no_repeats(vals, path, where, "a value")
     return tunables
+
+
+def _check_schedulers(spec: dict, registry: dict, path: str) -> list:
+    names = {s["name"]: s for s in registry["schedulers"]}
+    policies = [p["name"] for p in registry["fair_policies"]]
+    scheds = _list(spec, "schedulers", path, None, lambda x: isinstance(x, str),
+                   f"a registered scheduler ({', '.join(names)}), optionally with "
+                   f"+{' or +'.join(policies)}", "a scheduler")
+    for i, s in enumerate(scheds):
+        base, plus, policy = s.partition("+")
+        if base not in names:
+            raise _err(path, f"schedulers[{i}]", f"expected a registered scheduler ({', '.join(names)}), "
+                       f"found {json.dumps(s)}")
+        if plus and policy not in policies:
+            raise _err(path, f"schedulers[{i}]", f"unknown fair-class policy \"+{policy}\" in {json.dumps(s)}; "
+                       f"expected one of: {', '.join(policies)}")
+        if plus and not names[base]["fair_policies"]:
+            raise _err(path, f"schedulers[{i}]", f"scheduler {base} has no fair class, so \"+{policy}\" "
+                       "cannot patch it")
+    return scheds
+
+
+def _check_cpus(spec: dict, scheduler: str, path: str) -> list:
+    """CPU counts the engine accepts: its limit (topology.rs) is not in the registry, so a 1 ns run
+    of a one-task workload asks it, once per value."""
+    from . import _native
+    from .api import simulate
+
+    cpus = _list(spec, "cpus", path, [1], lambda x: _is_int(x) and x >= 1, "a CPU count >= 1", "a CPU count")
+    for i, c in enumerate(cpus):
+        try:
+            simulate({"tasks": {"probe": {"run": 1, "loop": 1}}}, scheduler.partition("+")[0], c,
+                     duration="1ns")
+        except (_native.ConfigError, _native.WorkloadError, _native.SimulationError) as e:
+            raise _err(path, f"cpus[{i}]", f"expected a CPU count the engine accepts ({e})") from None
+    return cpus
+
+
+def _check_duration(duration: Any, path: str) -> None:
+    from . import _native
+    from .api import parse_duration
+
+    try:
+        if isinstance(duration, bool) or not isinstance(duration, (str, int, float)) \
+                or (isinstance(duration, float) and not math.isfinite(duration)):
+            raise _native.ConfigError(f"found {json.dumps(duration)}")
+        parse_duration(duration)
+    except _native.ConfigError as e:
+        raise _err(path, "duration", f"expected seconds > 0 or a string like 2s, 500ms ({e})") from None
 
 
 def _check_metrics(spec: dict, path: str) -> list:
     from .api import metric_descriptions
 
     desc = metric_descriptions()
-    metrics = _list(spec, "metrics", path, DEFAULT_METRICS, lambda x: isinstance(x, str), "a metric name")
+    metrics = _list(spec, "metrics", path, DEFAULT_METRICS, lambda x: isinstance(x, str), "a metric name",
+                    "a metric")
     for i, m in enumerate(metrics):
         parts = m.split(".")
         ok = (len(parts) == 1 and m in desc["run"]) or (
@@ -183,7 +313,7 @@ def _check_metrics(spec: dict, path: str) -> list:
 
 def load_spec(path: str) -> dict:
     """Read and check a sweep spec; every problem is one SweepError naming file and JSON path."""
-    from .api import schedulers
+    from .api import U64_MAX, schedulers
 
     try:
         with open(path, encoding="utf-8") as f:
@@ -198,27 +328,18 @@ def load_spec(path: str) -> dict:
     for k in spec:
         if k not in known:
             raise _err(path, k, f"unknown key; expected one of {', '.join(sorted(known))}")
-    workload = _load_workload(spec, path)
+    workload, wl_path = _load_workload(spec, path)
     registry = schedulers()
-    names = {s["name"] for s in registry["schedulers"]}
-    scheds = _list(spec, "schedulers", path, None, lambda x: isinstance(x, str) and x.split("+")[0] in names,
-                   f"a registered scheduler ({', '.join(sorted(names))})")
-    count = lambda lo: lambda x: isinstance(x, int) and not isinstance(x, bool) and x >= lo  # noqa: E731
-    cpus = _list(spec, "cpus", path, [1], count(1), "a CPU count >= 1")
-    seeds = _list(spec, "seeds", path, [0], count(0), "a seed >= 0")
+    scheds = _check_schedulers(spec, registry, path)
+    cpus = _check_cpus(spec, scheds[0], path)
+    seeds = _list(spec, "seeds", path, [0], lambda x: _is_int(x) and 0 <= x <= U64_MAX,
+                  f"a seed in 0..={U64_MAX}", "a seed")
     duration = spec.get("duration")
     if duration is not None:
-        from . import _native
-        from .api import parse_duration
-
-        try:
-            if isinstance(duration, bool) or not isinstance(duration, (str, int, float)):
-                raise _native.ConfigError(f"found {json.dumps(duration)}")
-            parse_duration(duration)
-        except _native.ConfigError as e:
-            raise _err(path, "duration", f"expected seconds > 0 or a string like 2s, 500ms ({e})") from None
-    return {"workload": workload, "schedulers": scheds, "cpus": cpus,
-            "parameters": _check_parameters(spec.get("parameters", {}), workload, path),
+        _check_duration(duration, path)
+    params = _check_parameters(spec.get("parameters", {}), workload, path)
+    _check_workloads(workload, wl_path, params, duration, path)
+    return {"workload": workload, "schedulers": scheds, "cpus": cpus, "parameters": params,
             "tunables": _check_tunables(spec.get("tunables", {}), scheds, registry, path),
             "seeds": seeds, "duration": duration, "metrics": _check_metrics(spec, path)}
 
@@ -267,10 +388,14 @@ def run_point(point: dict) -> Dict[str, Optional[float]]:
         r = simulate(point["workload"], point["scheduler"], point["cpus"], seed=point["seed"],
                      set=point["tunables"] or None, duration=point["duration"])
     except (_native.WorkloadError, _native.ConfigError, _native.SimulationError) as e:
-        # The native exception classes do not pickle: a worker process hands back a SweepError.
-        what = {k: point[k] for k in ("scheduler", "cpus", "parameters", "tunables", "seed")}
-        raise SweepError(f"the run {json.dumps(what, sort_keys=True)} failed: {e}") from None
-    return {name: _metric(r.metrics, name) for name in point["metrics"]}
+        failure = str(e).removeprefix("<dict>: ")
+    else:
+        return {name: _metric(r.metrics, name) for name in point["metrics"]}
+    # The native exception classes do not pickle: a worker process hands back a SweepError, raised
+    # outside the except clause so that it has no __context__ either (`from None` only hides it):
+    # once `distributed` is imported, tblib's pickling of exceptions carries the context along.
+    what = {k: point[k] for k in ("scheduler", "cpus", "parameters", "tunables", "seed")}
+    raise SweepError(f"the run {json.dumps(what, sort_keys=True)} failed: {failure}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -295,6 +420,7 @@ class _Bar:
     def close(self) -> None:
         if self.enabled:
             sys.stderr.write("\n")
+            self.enabled = False  # once: a failed sweep's bar is closed before its error
 
 
 def _journal(path: str) -> Dict[str, dict]:
@@ -316,6 +442,23 @@ def _journal(path: str) -> Dict[str, dict]:
             with open(path, "a", encoding="utf-8") as f:
                 f.write("\n")
     return done
+
+
+def _take_back(journal_path: str, size: Optional[int], made: List[str]) -> None:
+    """Undo a refused sweep's writes: the journal cut back to ``size`` (None: removed) and the
+    folders in ``made`` (deepest first) removed if empty."""
+    try:
+        if size is None:
+            os.remove(journal_path)
+        else:
+            os.truncate(journal_path, size)
+    except FileNotFoundError:
+        pass
+    for d in made:
+        try:
+            os.rmdir(d)
+        except OSError:
+            break
 
 
 def _executor(dask: Optional[str], jobs: int):
@@ -372,7 +515,14 @@ def run_sweep(spec_path: str, out: str, jobs: int = 0, dask: Optional[str] = Non
     spec = load_spec(spec_path)
     grid = [(key(p), p) for p in points(spec)]
     journal_path = f"{out}.journal.jsonl"
+    # What a refused sweep takes back: the folders it makes, the journal as it was (or none).
+    made: List[str] = []
+    d = os.path.dirname(os.path.abspath(out))
+    while not os.path.exists(d):
+        made.append(d)
+        d = os.path.dirname(d)
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    journal_size = os.path.getsize(journal_path) if os.path.exists(journal_path) else None
     done = _journal(journal_path)
     todo = [(k, p) for k, p in grid if k not in done]
     if limit is not None:
@@ -380,7 +530,7 @@ def run_sweep(spec_path: str, out: str, jobs: int = 0, dask: Optional[str] = Non
     bar = _Bar(len(grid), len(grid) - len([1 for k, _ in grid if k not in done]), progress)
     if todo:
         submit, wait_any, close, result = _executor(dask, jobs or os.cpu_count() or 1)
-        aborted = True
+        aborted, refused = True, False
         try:
             with open(journal_path, "a", encoding="utf-8") as jf:
                 pending = {submit(run_point, p): k for k, p in todo}
@@ -390,6 +540,7 @@ def run_sweep(spec_path: str, out: str, jobs: int = 0, dask: Optional[str] = Non
                         try:
                             metrics = result(fut)
                         except SweepError as e:
+                            refused = True
                             raise SweepError(f"{spec_path}: {e}") from None
                         done[k] = metrics
                         jf.write(json.dumps({"key": k, "metrics": metrics}, sort_keys=True) + "\n")
@@ -398,6 +549,12 @@ def run_sweep(spec_path: str, out: str, jobs: int = 0, dask: Optional[str] = Non
             aborted = False
         finally:
             close(aborted)
+            if aborted:
+                bar.close()  # the error or the interruption on a line of its own
+            if refused:
+                # A run refused its values: running again refuses them again, so the sweep leaves
+                # nothing. An interruption (Ctrl-C, a crash) keeps the journal to resume from.
+                _take_back(journal_path, journal_size, made)
     bar.close()
     if any(k not in done for k, _ in grid):
         missing = sum(1 for k, _ in grid if k not in done)
