@@ -151,6 +151,22 @@ def test_python_exception_is_policy_error_with_traceback():
     assert type(ei.value).__module__ == "schedlab.ext"
 
 
+def test_a_timer_rearmed_for_now_ends_the_run_with_an_error():
+    """A policy whose timer re-arms itself at the current time never lets simulated time pass: the
+    run stops at max_events_per_instant with one error, instead of hanging."""
+    class Spin(Policy):
+        def init(self, ctx):
+            ctx.timer_start(1000, 1)
+
+        def timer(self, ctx, tag):
+            ctx.timer_start(ctx.now(), tag)
+
+    with pytest.raises(schedlab.SimulationError,
+                       match=r"the ext class's timers keep firing without time passing at t=1000 ns: "
+                             r"more than 1000 events"):
+        schedlab.simulate(MIXED, Spin(), cpus=2, duration="100ms", set={"max_events_per_instant": 1000})
+
+
 def test_bad_return_value_is_policy_error():
     class BadCpu(Policy):
         def select_cpu(self, ctx, p, prev_cpu, wake_flags):

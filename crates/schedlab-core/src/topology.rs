@@ -12,6 +12,12 @@
 use crate::cpuset::{CpuId, CpuSet, MAX_CPUS};
 use serde::Serialize;
 
+/// The highest CPU frequency a run takes, MHz (100 GHz: beyond any CPU).
+/// Why a bound: work progresses at a rate made of frequency × capacity ×
+/// calibration, and past about 2.25 × 10^9 MHz that product left u64 and a run
+/// silently did no work at all (QA, 2026-11-29).
+pub const MAX_FREQ_MHZ: u64 = 100_000;
+
 /// `SCHED_CAPACITY_SCALE`: the capacity of the biggest CPU at full frequency.
 pub const CAPACITY_SCALE: u64 = 1024;
 

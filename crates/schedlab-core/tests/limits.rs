@@ -167,3 +167,35 @@ fn fairness_tasks_must_name_tasks() {
         );
     }
 }
+
+/// Frequencies past 100 GHz are refused in every place a run takes one:
+/// past about 2.25 × 10^9 MHz the progress rate left u64 and the run did
+/// no work without a word.
+#[test]
+fn frequencies_past_the_bound_are_refused() {
+    let wl = r#"{"global": {"duration": 1}, "tasks": {"h": {"run": 1000}}}"#;
+    let mut c = cfg("eevdf", 1);
+    c.freq_mhz = vec![(100_000, 100_000)];
+    schedlab_core::simulate("w.json", wl, c).expect("100 GHz runs");
+    let mut c = cfg("eevdf", 1);
+    c.freq_mhz = vec![(2000, 2_251_799_814)];
+    let msg = schedlab_core::simulate("w.json", wl, c)
+        .expect_err("refused")
+        .to_string();
+    assert!(
+        msg.contains("frequencies are at most 100000 MHz, got 2251799814 MHz"),
+        "{msg}"
+    );
+    let mut c = cfg("eevdf", 1);
+    c.freq_levels_mhz = vec![1000, 200_000];
+    let msg = schedlab_core::simulate("w.json", wl, c)
+        .expect_err("refused")
+        .to_string();
+    assert!(msg.contains("at most 100000 MHz, got 200000 MHz"), "{msg}");
+    let msg = schedlab_core::engine::governor::Governor::parse("schedule:0.1=100001")
+        .expect_err("refused");
+    assert!(
+        msg.contains("\"0.1=100001\": frequencies are at most 100000 MHz"),
+        "{msg}"
+    );
+}

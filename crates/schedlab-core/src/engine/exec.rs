@@ -330,6 +330,19 @@ impl Simulator {
         wait.then_some(next)
     }
 
+    /// Count one more step (a program event, a class timer) at the
+    /// current instant; true once there are more than
+    /// `max_events_per_instant` of them: a loop that never lets simulated
+    /// time advance (the run would never end).
+    pub(crate) fn one_more_at_this_instant(&mut self) -> bool {
+        if self.m.now != self.last_step_time {
+            self.last_step_time = self.m.now;
+            self.steps_without_time = 0;
+        }
+        self.steps_without_time += 1;
+        self.steps_without_time > self.limits.events_per_instant
+    }
+
     /// Run `t`'s program from where it is until it starts busy work,
     /// blocks or exits. `t` is current on its CPU.
     pub(crate) fn step(&mut self, t: TaskId) -> Result<(), SimError> {
@@ -348,12 +361,7 @@ impl Simulator {
             }
         }
         loop {
-            if self.m.now != self.last_step_time {
-                self.last_step_time = self.m.now;
-                self.steps_without_time = 0;
-            }
-            self.steps_without_time += 1;
-            if self.steps_without_time > self.limits.events_per_instant {
+            if self.one_more_at_this_instant() {
                 return Err(SimError::Runtime(format!(
                     "{}: task {} keeps executing events without consuming time at t={} ns: more than {} at one instant (tunable max_events_per_instant); add a run, sleep or timer to its loop",
                     self.wl.source, self.m.tasks[t].name, self.m.now, self.limits.events_per_instant

@@ -66,6 +66,12 @@ impl Governor {
                     if !(t >= 0.0 && t.is_finite()) || f == 0 {
                         return Err(bad());
                     }
+                    if f > crate::topology::MAX_FREQ_MHZ {
+                        return Err(format!(
+                            "governor schedule: \"{item}\": frequencies are at most {} MHz",
+                            crate::topology::MAX_FREQ_MHZ
+                        ));
+                    }
                     let at = (t * SEC as f64).round() as Ns;
                     if steps.last().is_some_and(|(p, _)| *p > at) {
                         return Err(format!(
