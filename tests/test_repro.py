@@ -116,6 +116,21 @@ def test_repro_cfs_lab_simulator_half(tmp_path):
     assert cfs_slice_ns(18_000_000, 10_000_000, 4) == 10_000_000  # nr_latency 2: n * min_gran / n
     md = (out / "report.md").read_text()
     assert "sched_latency_ns 18000000" in md and "no numbers in the text\"" not in md
+    # The expectation is the unrounded 10 s / run (416.67 at 24 ms, not 416), printed rounded; each
+    # printed difference recomputes from the printed numbers, and "within" is the largest of them.
+    for r in cfs:
+        assert r["expected"]["switches"] == 10_000 / r["expected"]["runs_ms"], r
+    table = [c for c in (ln.split(" | ") for ln in md.splitlines()) if len(c) == 8 and c[1].isdigit()]
+    assert len(table) == 8
+    pcts = []
+    for row, r in zip(table, cfs):
+        shown, sim, pct = float(row[5]), int(row[6]), row[7].rstrip(" |")
+        assert sim == r["context_switches"] and abs(shown - r["expected"]["switches"]) <= 0.05, (row, r)
+        assert f"{100 * (sim - shown) / shown:+.1f} %" == pct, row
+        assert f"{100 * (sim - r['expected']['switches']) / r['expected']['switches']:+.1f} %" == pct, row
+        pcts.append(abs(float(pct.rstrip(" %"))))
+    assert "416.7 | 417 | +0.1 %" in md and "434.8 | 435 | +0.0 %" in md
+    assert f"within {max(pcts):.1f} % everywhere" in md
     for row in rep["io"]:
         assert row["hog_switches"] >= 5000 > row["hog_switches_alone"]
         # 5000 sleeps, each 50 µs of timer slack, ~9 µs of wakeup cost and a 3.8 µs switch late:

@@ -38,11 +38,27 @@ def cfs_slice_ns(latency_ns: int, min_gran_ns: int, n: int) -> int:
 
 def expected_switches(step: dict, n: int, hz: int, seconds: int) -> dict:
     """The tick floor: `check_preempt_tick` runs only at ticks (no HRTICK) and preempts once the
-    running time exceeds the slice, so each task runs ⌊slice / tick⌋ + 1 ticks."""
+    running time exceeds the slice, so each task runs ⌊slice / tick⌋ + 1 ticks. ``switches`` is
+    the unrounded quotient seconds / run (a float: 416.67, not 416)."""
     tick = 1_000_000_000 // hz
     slice_ns = cfs_slice_ns(step["latency_ns"], step["min_granularity_ns"], n)
     run_ns = (slice_ns // tick + 1) * tick
-    return {"slice_ms": slice_ns / 1e6, "runs_ms": run_ns / 1e6, "switches": seconds * 1_000_000_000 // run_ns}
+    return {"slice_ms": slice_ns / 1e6, "runs_ms": run_ns / 1e6, "switches": seconds * 1_000_000_000 / run_ns}
+
+
+def _pct(got: float, want: float) -> str:
+    """The difference of ``got`` from ``want``, as printed in the report."""
+    return f"{100 * (got - want) / want:+.1f} %"
+
+
+def shown_expectation(want: float, got: float) -> str:
+    """``want`` rounded (never truncated) to the fewest decimals, one at least unless it is a whole
+    number, from which a reader recomputes the same percentage (``_pct``) as the unrounded value gives."""
+    pct = _pct(got, want)
+    for d in range(0 if want == int(want) else 1, 7):
+        if _pct(got, round(want, d)) == pct:
+            return f"{want:.{d}f}"
+    return repr(want)
 
 
 def run(spec: dict, out: Path, log: Callable[[str], None]) -> dict:
@@ -245,7 +261,8 @@ def _markdown(res: dict, spec: dict) -> str:
             f"| {r['nice'][0]}/{r['nice'][1]} | {r['scheduler']} | {r['cpu_s'][0]} | {r['cpu_s'][1]} | "
             f"{r['wall_s'][0]} | {r['wall_s'][1]} |"
         )
-    lines += ["", "## (b) slice knobs: four hogs, context switches in 10 s", "",
+    lines += ["", f"## (b) slice knobs: {spec['slices']['hogs']} hogs, context switches in "
+              f"{spec['slices']['seconds']} s", "",
               f"Published: {res['published']['slices']}.", "", _slices_lines(res, spec), ""]
     lines += [
         "## (c) a hog beside an I/O-like task",
@@ -298,8 +315,9 @@ def _io_lines(res: dict, spec: dict) -> List[str]:
 def _slices_lines(res: dict, spec: dict) -> str:
     sl = spec["slices"]
     rows = ["The seed's steps on the CFS model (Linux 6.1, close to its 5.15), one CPU; "
-            f"{sl['hz_note']}. Expected = 10 s / (⌊slice / tick⌋ + 1 ticks): preemption happens only at "
-            "a tick, so a slice shorter than a tick lasts a whole tick (the tick floor).", "",
+            f"{sl['hz_note']}. Expected = {sl['seconds']} s / (⌊slice / tick⌋ + 1 ticks), unrounded: "
+            "preemption happens only at a tick, so a slice shorter than a tick lasts a whole tick (the tick "
+            "floor).", "",
             "| step | HZ | latency / min_granularity | slice | runs per turn | expected switches "
             "| simulated | difference |", "|---|---|---|---|---|---|---|---|"]
     worst = 0.0
@@ -307,11 +325,13 @@ def _slices_lines(res: dict, spec: dict) -> str:
         e = r["expected"]
         if e is None:
             continue
+        # From the unrounded expectation; the printed one recomputes to the same percentage.
         diff = (r["context_switches"] - e["switches"]) / e["switches"]
         worst = max(worst, abs(diff))
         rows.append(f"| {r['step']} | {r['hz']} | {r['set']['latency_ns'] / 1e6:g} / "
                     f"{r['set']['min_granularity_ns'] / 1e6:g} ms | {e['slice_ms']:g} ms | {e['runs_ms']:g} ms "
-                    f"| {e['switches']} | {r['context_switches']} | {100 * diff:+.1f} % |")
+                    f"| {shown_expectation(e['switches'], r['context_switches'])} | {r['context_switches']} "
+                    f"| {_pct(r['context_switches'], e['switches'])} |")
     base = {r["hz"]: r["context_switches"] for r in res["slices"] if r["step"].startswith("(2)")}
     verdicts = []
     for r in res["slices"]:
@@ -345,18 +365,20 @@ def _rel(a: float, b: float) -> str:
     return "n/a" if not a else f"{100 * (b - a) / a:+.1f} %"
 
 
-def _host_slice_verdicts(s: dict) -> List[str]:
+def _host_slice_verdicts(s: dict, seconds: int = 10) -> List[str]:
     """Computed from this run's rows: which slices sit below the tick, and how far host and
     simulator are apart above it."""
     tick_us = 4000
+    per_tick = seconds * 1_000_000 // tick_us
     below = [r for r in s["rows"] if r["slice_us"] < tick_us]
     above = [r for r in s["rows"] if r["slice_us"] >= tick_us]
     out = []
     if below:
-        out.append("Below the 4 ms tick (slices " + ", ".join(f"{r['slice_us']} µs" for r in below)
+        out.append(f"Below the {tick_us / 1000:g} ms tick (slices "
+                   + ", ".join(f"{r['slice_us']} µs" for r in below)
                    + ") the switch counts are " + ", ".join(f"host {r['host_switches']} / simulated "
                                                            f"{r['sim_switches']}" for r in below)
-                   + " (one per tick would be 2,500 in 10 s).")
+                   + f" (one per tick would be {per_tick:,} in {seconds} s).")
     if above:
         pairs = [f"{r['slice_us']} µs: host {r['host_switches']}, simulated {r['sim_switches']} "
                  f"({_rel(r['sim_switches'], r['host_switches'])})" for r in above]
@@ -396,7 +418,7 @@ def _host_markdown(h: dict) -> List[str]:
     for r in s["rows"]:
         lines.append(f"| x{r['factor']} | {r['slice_us']} | {r['host_switches']} | {r['sim_switches']} | "
                      f"{_rel(r['sim_switches'], r['host_switches'])} | {r['other_runs_per_s']} |")
-    lines += ["", *_host_slice_verdicts(s), ""]
+    lines += ["", *_host_slice_verdicts(s, h.get("seconds_slices", 10)), ""]
     io = h["io"]
     lines += [
         f"Hog + I/O task ({io['loops']} loops): I/O wall {io['host_io_wall_s']} s on the host, "
