@@ -101,3 +101,17 @@ def test_an_imported_rt_task_shows_its_priority(tmp_path):
     row = next(line for line in p.stdout.splitlines() if line.startswith("rt "))
     assert row.split()[1:3] == ["RT", "20"], row
     assert "RT: FIFO or RR" in p.stdout
+
+
+def test_trace_import_checks_its_outputs_before_writing_any(tmp_path):
+    t = tmp_path / "t.txt"
+    t.write_text("\n".join([switch("1.000000", "swapper", 0, "a", 2),
+                            switch("1.000500", "a", 2, "swapper", 0, state="S")]) + "\n")
+    ok = tmp_path / "w.json"
+    p = run("trace", "import", str(t), "--workload", str(ok), "--json", str(tmp_path / "no" / "m.json"))
+    assert p.returncode == 2 and "directory" in p.stderr and "does not exist" in p.stderr, p.stderr
+    assert p.stdout == "" and not ok.exists()
+    p = run("trace", "import", str(t), "--json", "-", "--ftrace", "-")
+    assert p.returncode == 2 and "only one output can go to standard output" in p.stderr
+    p = run("trace", "import", str(t), "--json", "-")
+    assert p.returncode == 0 and json.loads(p.stdout)["context_switches"] == 2, p.stdout

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
+import operator
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from . import _native
 
@@ -15,7 +16,7 @@ from . import _native
 # pandas is imported where a DataFrame is made (`schedlab check` never needs it).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
+    from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
     import pandas as pd
 
@@ -55,21 +56,35 @@ def _frame(rows: List[Dict[str, Any]], index: str) -> pd.DataFrame:
 
 def parse_duration(value: Union[str, float, int]) -> int:
     """Duration in ns from seconds (number) or a string like ``10s``, ``250ms``."""
-    if isinstance(value, (int, float)):
-        if value <= 0:
-            raise _native.ConfigError(f"duration must be > 0, got {value}")
-        return _duration_ns(int(round(value * 1e9)), value)
-    import re  # here: `re` (with `enum`) costs every command's start-up ~5 ms (issue 18)
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise _native.ConfigError(f"duration: expected seconds (a number) or a string like '500ms', "
+                                  f"got {value!r}")
+    if isinstance(value, str):
+        import re  # here: `re` (with `enum`) costs every command's start-up ~5 ms (issue 18)
 
-    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(ns|us|ms|s)?\s*", value)
-    if not m:
-        raise _native.ConfigError(
-            f"invalid duration {value!r}; expected seconds or a number with ns/us/ms/s"
-        )
-    ns = int(round(float(m.group(1)) * _UNITS[m.group(2) or "s"]))
-    if ns <= 0:
-        raise _native.ConfigError(f"duration must be > 0, got {value!r}")
-    return _duration_ns(ns, value)
+        m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*(ns|us|ms|s)?\s*", value)
+        if not m:
+            raise _native.ConfigError(
+                f"invalid duration {value!r}; expected seconds or a number with ns/us/ms/s"
+            )
+        if float(m.group(1)) == 0:
+            raise _native.ConfigError(f"duration must be > 0, got {value!r}")
+        ns = float(m.group(1)) * _UNITS[m.group(2) or "s"]
+    elif value != value:  # NaN
+        raise _native.ConfigError(f"duration must be a number of seconds > 0, got {value!r}")
+    elif value <= 0:
+        raise _native.ConfigError(f"duration must be > 0, got {value}")
+    else:
+        try:
+            ns = value * 1e9
+        except OverflowError:  # an int past a float's range
+            ns = math.inf
+    if ns == math.inf:
+        ns = 2.0**64  # refused by _duration_ns as past the simulated clock
+    if round(ns) == 0:
+        raise _native.ConfigError(f"duration: {value!r} is 0 ns once rounded to whole ns; the smallest "
+                                  "is 1 ns")
+    return _duration_ns(int(round(ns)), value)
 
 
 def _duration_ns(ns: int, value: Union[str, float, int]) -> int:
@@ -95,7 +110,10 @@ def _load(workload: WorkloadLike) -> Tuple[str, str]:
     if isinstance(workload, str) and workload.lstrip().startswith("{"):
         return workload, "<string>"
     # os.fspath rather than pathlib: importing pathlib costs every command ~4 ms of start-up.
-    path = os.fspath(workload)
+    try:
+        path = os.fsdecode(workload)
+    except TypeError:
+        raise _native.ConfigError(f"workload: expected a path, JSON text or a dict, got {workload!r}") from None
     try:
         with open(path, encoding="utf-8") as f:
             return f.read(), path
@@ -201,17 +219,13 @@ class SimResult:
     def write_perfetto(self, path: Union[str, os.PathLike[str]]) -> None:
         """Write the trace as a Perfetto ``.pftrace`` (needs ``trace=True``); ``-`` is stdout,
         a symlink writes its target, no partial file is left (schedlab/output.py)."""
-        from .output import write_output
-
         if not self._native.has_trace():
             raise _native.ConfigError("the run recorded no trace")
-        write_output(path, self._native.write_perfetto_to)
+        _write(path, self._native.write_perfetto_to)
 
     def write_ftrace(self, path: Union[str, os.PathLike[str]]) -> None:
         """Write the trace as ftrace text (needs ``trace=True``); as :meth:`write_perfetto`."""
-        from .output import write_output
-
-        write_output(path, self._native.ftrace_text())
+        _write(path, self._native.ftrace_text())
 
     def ftrace_text(self) -> str:
         """The trace as ftrace text."""
@@ -256,10 +270,13 @@ def _set_pairs(set_: Union[None, Mapping[str, int], Iterable[str]]) -> List[Tupl
         return []
     if isinstance(set_, Mapping):
         items = list(set_.items())
+    elif isinstance(set_, (str, bytes)) or not isinstance(set_, Iterable):
+        raise _native.ConfigError(f"set: expected a dict of tunable values or a list of 'NAME=VALUE', "
+                                  f"got {set_!r}")
     else:
         items = []
         for kv in set_:
-            if "=" not in kv:
+            if not isinstance(kv, str) or "=" not in kv:
                 raise _native.ConfigError(f"--set expects NAME=VALUE, got {kv!r}")
             k, v = kv.split("=", 1)
             items.append((k.strip(), v.strip()))
@@ -281,11 +298,55 @@ def _check_run_numbers(seed: int, start_cpus: Optional[Mapping[str, int]]) -> No
     """The run options whose values only the 64-bit core could refuse, refused here in words."""
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= U64_MAX:
         raise _native.ConfigError(f"seed must be an integer in 0..={U64_MAX}, got {seed!r}")
+    if start_cpus is not None and not isinstance(start_cpus, Mapping):
+        raise _native.ConfigError(f"start_cpus: expected a dict of thread name to CPU, got {start_cpus!r}")
     for name, cpu in (start_cpus or {}).items():
         if not isinstance(name, str):
             raise _native.ConfigError(f"start_cpus: thread names are strings, got {name!r}")
         if isinstance(cpu, bool) or not isinstance(cpu, int) or cpu < 0:
             raise _native.ConfigError(f"start_cpus: {name}: expected a CPU number (0 or more), got {cpu!r}")
+
+
+def _int(x: Any) -> Optional[int]:
+    """``x`` as an int if it is an integer (numpy's too) and no bool; else None."""
+    try:
+        return None if isinstance(x, bool) else operator.index(x)
+    except TypeError:
+        return None
+
+
+def _freq(f: Any) -> Optional[Tuple[int, int]]:
+    """A ``freq_mhz`` entry as (current, max): an integer is both; else a pair of integers."""
+    if (n := _int(f)) is not None:
+        return (n, n)
+    try:
+        pair = () if isinstance(f, (str, bytes)) or len(f) != 2 else tuple(_int(x) for x in f)
+    except TypeError:
+        pair = ()
+    return pair if len(pair) == 2 and None not in pair else None
+
+
+# The list options: what each entry becomes (None: refused) and what the list must be (for the error;
+# the ranges are the core's to check).
+_LISTS = {
+    "capacity": (_int, "a list of integers 1..=1024 (one for all CPUs or one per CPU)"),
+    "freq_mhz": (_freq, "a list of MHz, each an integer or a (current, max) pair of integers"),
+    "freq_levels_mhz": (_int, "a list of integers (MHz)"),
+    "fairness_tasks": (lambda x: x if isinstance(x, str) else None, "a list of task names"),
+}
+
+
+def _list(name: str, value: Any) -> List[Any]:
+    """The entries of list option ``name``; a string, a mapping or a non-iterable is refused, never
+    split into characters or keys."""
+    entry, expected = _LISTS[name]
+    if value is None:
+        return []
+    items = None if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable) else list(value)
+    out = None if items is None else [entry(x) for x in items]
+    if out is None or None in out:
+        raise _native.ConfigError(f"{name}: expected {expected}, got {value if items is None else items!r}")
+    return out
 
 
 def simulate(
@@ -338,6 +399,19 @@ def simulate(
     ``start_cpus`` maps thread names (``name``, or ``name-k`` for an instance) to the CPU each
     starts on instead of where the fork path would put it (replaying a host run's start).
     """
+    # The Python-side options, checked before anything runs (or a policy instance counts as used).
+    _check_run_numbers(seed, start_cpus)
+    lists = {name: _list(name, value) for name, value in (
+        ("capacity", capacity), ("freq_mhz", freq_mhz), ("freq_levels_mhz", freq_levels_mhz),
+        ("fairness_tasks", fairness_tasks))}
+    for name, flag in (("trace_counters", trace_counters), ("zero_costs", zero_costs)):
+        if not isinstance(flag, bool):
+            raise _native.ConfigError(f"{name}: expected True or False, got {flag!r}")
+    if progress is not None and not callable(progress):
+        raise _native.ConfigError(f"progress: expected a function of (now_ns, end_ns) or None, "
+                                  f"got {progress!r}")
+    duration_ns = None if duration is None else parse_duration(duration)
+    set_pairs = _set_pairs(set)
     policy = None
     if not isinstance(scheduler, str):
         from .ext import Policy, policy_name
@@ -350,27 +424,25 @@ def simulate(
                 f"{scheduler!r} already ran: a policy instance holds one run's state, make a new one")
         policy, scheduler = scheduler, policy_name(scheduler)
         policy._schedlab_ran = True
-    _check_run_numbers(seed, start_cpus)
     text, source = _load(workload)
     config = {
         "scheduler": scheduler,
         "cpus": cpus,
         "smt": smt,
         "cpus_per_llc": cpus_per_llc,
-        "capacity": [int(c) for c in capacity or []],
-        "freq_mhz": [(int(f), int(f)) if isinstance(f, int) else (int(f[0]), int(f[1]))
-                     for f in freq_mhz or []],
+        "capacity": lists["capacity"],
+        "freq_mhz": lists["freq_mhz"],
         "hz": hz,
-        "duration": None if duration is None else parse_duration(duration),
+        "duration": duration_ns,
         "seed": seed,
-        "set": _set_pairs(set),
+        "set": set_pairs,
         "trace": trace,
-        "fairness_tasks": list(fairness_tasks or []),
+        "fairness_tasks": lists["fairness_tasks"],
         "dl_policy": dl_policy,
         "governor": governor,
-        "freq_levels_mhz": [int(f) for f in freq_levels_mhz or []],
+        "freq_levels_mhz": lists["freq_levels_mhz"],
         "hotplug": hotplug,
-        "zero_costs": bool(zero_costs),
+        "zero_costs": zero_costs,
     }
     if trace and not trace_counters:  # only when off: the configuration digests stay as they were
         config["trace_counters"] = False
@@ -413,13 +485,20 @@ class ImportedTrace:
 
     def write_workload(self, path: Union[str, os.PathLike[str]]) -> None:
         """Write the replay workload (rt-app JSON) atomically."""
-        _atomic_write(os.fspath(path), self.workload)
+        _write(path, self.workload)
 
 
-def _atomic_write(path: str, text: str) -> None:
+def _write(path: Union[str, os.PathLike[str]], data: Any) -> None:
+    """output.write_output, whose OSError names ``path``, not the temporary file it writes first
+    (``.NAME.XXXX.partial`` beside the target) nor nothing (a full disk)."""
     from .output import write_output
 
-    write_output(path, text)
+    try:
+        write_output(path, data)
+    except OSError as e:
+        if e.errno is None:  # output.py's own errors, which name the path
+            raise
+        raise OSError(e.errno, e.strerror, os.fspath(path)) from None  # (its subclass by errno)
 
 
 TRACE_FORMATS = ("tracefs `trace` text, `trace-cmd report` text (its default or raw -R form), trace-cmd's "

@@ -301,9 +301,20 @@ def _cmd_metrics(a: argparse.Namespace) -> int:
     return 0
 
 
+def _check_outputs(outs: List[Optional[str]]) -> None:
+    """Before anything is written: each output writable, and at most one on standard output."""
+    if sum(o == "-" for o in outs) > 1:
+        raise _native.ConfigError("only one output can go to standard output ('-')")
+    for out in outs:
+        if out:
+            _writable(out)
+
+
 def _cmd_trace(a: argparse.Namespace) -> int:
     from .api import import_trace, tick_nsec
 
+    outs = [a.json] if a.trace_cmd == "paths" else [a.json, a.perfetto, a.ftrace, a.workload]
+    _check_outputs(outs)
     if a.trace_cmd == "paths":
         from . import paths
 
@@ -316,7 +327,8 @@ def _cmd_trace(a: argparse.Namespace) -> int:
         return 0
     tick = None if a.hz is None else (tick_nsec(a.hz), 0)
     imp = import_trace(a.file, tolerant=a.tolerant, tick=tick)
-    print(task_table(imp.result))
+    if "-" not in outs:  # the table, unless an output is standard output
+        print(task_table(imp.result))
     if imp.repairs:
         print(f"{len(imp.repairs)} repair(s):", file=sys.stderr)
         for r in imp.repairs[:20]:

@@ -62,7 +62,10 @@ def write_output(path: Union[str, os.PathLike[str]], data: Data) -> None:
     import tempfile  # only here: it costs start-up time of every command
 
     directory = os.path.dirname(target) or "."
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".partial", dir=directory)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".partial", dir=directory)
+    except OSError as e:  # a missing or read-only directory: name the file asked for, not the temporary
+        raise type(e)(e.errno, e.strerror, path) from None
     try:
         with os.fdopen(fd, "wb") as f:
             produce(f)

@@ -609,6 +609,14 @@ impl Timeline {
                 self.tasks[id].nivcsw -= u64::from(self.inside(end));
             }
         }
+        // And what is still waiting to run: its wait counts to the end too,
+        // as the simulator's does (it stopped at its last switch).
+        for id in 0..self.tasks.len() {
+            if let Some(s) = self.tasks[id].runnable_since.take() {
+                let waited = self.clip(s, end);
+                self.tasks[id].wait_time += waited;
+            }
+        }
         for t in &mut self.tasks {
             if t.burst > 0 || t.bursts.is_empty() {
                 t.bursts.push((t.burst, 0));

@@ -84,3 +84,29 @@ fn first_cpu_is_where_the_task_first_ran_in_the_window() {
         Some(2)
     );
 }
+
+/// A task still waiting to run when the trace ends has waited until the
+/// end (the simulator counts it so), not until its last switch out.
+#[test]
+fn a_task_waiting_at_the_end_waits_until_the_end() {
+    let sw = |t: &str, a: u32, st: &str, b: u32| {
+        format!("x-{a} [000] d..2. {t}: sched_switch: prev_comm=t{a} prev_pid={a} prev_prio=120 prev_state={st} ==> next_comm=t{b} next_pid={b} next_prio=120")
+    };
+    let text = [
+        sw("1.000000", 0, "R", 1),
+        sw("2.000000", 1, "R", 2),
+        sw("4.000000", 2, "R", 3),
+    ]
+    .join("\n");
+    let imp = import(&text, false).expect("imports");
+    let task = |pid: u32| imp.tasks.iter().find(|t| t.pid == pid).expect("task");
+    assert_eq!(
+        task(1).wait_time,
+        2_000_000_000,
+        "t1: from 2 s to the end at 4 s"
+    );
+    assert_eq!(task(2).wait_time, 0);
+    let part = import_window(&text, false, Some((1_000_000_000, 3_000_000_000))).expect("imports");
+    let t1 = part.tasks.iter().find(|t| t.pid == 1).expect("t1");
+    assert_eq!(t1.wait_time, 1_000_000_000, "clipped to the window");
+}
