@@ -167,6 +167,26 @@ def test_a_timer_rearmed_for_now_ends_the_run_with_an_error():
         schedlab.simulate(MIXED, Spin(), cpus=2, duration="100ms", set={"max_events_per_instant": 1000})
 
 
+def test_select_cpu_returning_a_bool_is_policy_error():
+    class Yes(Policy):
+        def select_cpu(self, ctx, p, prev_cpu, wake_flags):
+            return True  # would read as CPU 1
+
+    with pytest.raises(PolicyError, match=r"(?s)ops\.select_cpu of policy \"Yes\".*select_cpu returned True; "
+                                          r"expected a CPU number"):
+        schedlab.simulate(MIXED, Yes(), cpus=2, duration="100ms")
+
+
+@pytest.mark.parametrize("attrs,words", [
+    ({"name": 5}, "policy attribute name = 5: expected a string"),
+    ({"timeout_ms": -1}, "policy attribute timeout_ms = -1: expected 0..=4294967295 ms"),
+])
+def test_bad_policy_attributes_are_named_as_written(attrs, words):
+    bad = type("Bad", (Policy,), attrs)
+    with pytest.raises(PolicyError, match=words):
+        schedlab.simulate(MIXED, bad(), cpus=2, duration="100ms")
+
+
 def test_bad_return_value_is_policy_error():
     class BadCpu(Policy):
         def select_cpu(self, ctx, p, prev_cpu, wake_flags):

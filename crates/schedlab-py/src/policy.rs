@@ -67,16 +67,20 @@ pub struct PyPolicy {
     failed: bool,
 }
 
-/// Policy attribute `name` converted with `conv`, errors naming it.
+/// Policy attribute `name` converted with `conv`, errors naming it as the
+/// policy's author wrote it (`name`, which `_policy_name` reads) and what
+/// it must be (`expected`).
 fn attr<'py, T>(
     obj: &Bound<'py, PyAny>,
     name: &str,
+    expected: &str,
     conv: impl FnOnce(&Bound<'py, PyAny>) -> PyResult<T>,
 ) -> PyResult<T> {
     let v = obj.getattr(name)?;
     conv(&v).map_err(|e| {
         PolicyError::new_err(format!(
-            "policy attribute {name} = {}: {}",
+            "policy attribute {} = {}: expected {expected} ({})",
+            name.strip_prefix("_policy_").unwrap_or(name),
             v.repr().map_or_else(|_| "?".into(), |r| r.to_string()),
             e.value(obj.py())
         ))
@@ -86,8 +90,8 @@ fn attr<'py, T>(
 impl PyPolicy {
     /// Read the policy's attributes and overridden hooks (once).
     pub fn new(obj: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let name: String = attr(obj, "_policy_name", |v| v.extract())?;
-        let overrides: Vec<String> = attr(obj, "_overrides", |v| v.extract())?;
+        let name: String = attr(obj, "_policy_name", "a string", |v| v.extract())?;
+        let overrides: Vec<String> = attr(obj, "_overrides", "hook names", |v| v.extract())?;
         let mut hooks: Vec<Option<Py<PyAny>>> = HOOKS.iter().map(|_| None).collect();
         for o in &overrides {
             let i = HOOKS
@@ -97,9 +101,15 @@ impl PyPolicy {
             hooks[i] = Some(obj.getattr(o.as_str())?.unbind());
         }
         Ok(PyPolicy {
-            flags: attr(obj, "flags", |v| v.extract::<u64>())?,
-            timeout_ms: attr(obj, "timeout_ms", |v| v.extract::<u32>())?,
-            dispatch_max_batch: attr(obj, "dispatch_max_batch", |v| v.extract::<u32>())?,
+            flags: attr(obj, "flags", "SCX_OPS_* bits (0..=2^64-1)", |v| {
+                v.extract::<u64>()
+            })?,
+            timeout_ms: attr(obj, "timeout_ms", "0..=4294967295 ms", |v| {
+                v.extract::<u32>()
+            })?,
+            dispatch_max_batch: attr(obj, "dispatch_max_batch", "0..=4294967295", |v| {
+                v.extract::<u32>()
+            })?,
             name,
             hooks,
             spare: None,
@@ -229,7 +239,14 @@ impl ExtOps for PyPolicy {
             return Defaults.select_cpu(ctx, p, prev_cpu, wake_flags);
         }
         self.call(ctx, H::SelectCpu, Some(p), |m, c| {
-            m.call1((c, p, prev_cpu, wake_flags))?.extract::<usize>()
+            let cpu = m.call1((c, p, prev_cpu, wake_flags))?;
+            // A bool is an int to Python, and True would read as CPU 1.
+            if cpu.is_instance_of::<pyo3::types::PyBool>() {
+                return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                    "select_cpu returned {cpu}; expected a CPU number"
+                )));
+            }
+            cpu.extract::<usize>()
         })
         .unwrap_or(prev_cpu)
     }
