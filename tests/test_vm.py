@@ -149,3 +149,23 @@ def test_cli_errors_are_one_line_exit_2(hogs):
         r = subprocess.run([sys.executable, "-m", "schedlab", *args], capture_output=True, text=True)
         assert r.returncode == 2 and r.stdout == "", (args, r.stdout, r.stderr)
         assert len(r.stderr.strip().splitlines()) == 1 and r.stderr.startswith("schedlab: error: "), r.stderr
+
+
+def test_run_without_a_built_guest_refuses_and_changes_nothing(tmp_path):
+    """`vm run` (and `compare --vm`) never installs packages or builds: without the guest in the
+    cache it is one error saying to run `schedlab vm build`, at once."""
+    import subprocess
+    import sys
+    import time
+
+    wl = tmp_path / "w.json"
+    wl.write_text('{"global": {"duration": 1}, "tasks": {"h": {"run": 100000}}}')
+    cache = tmp_path / "cache"
+    env = {**os.environ, "SCHEDLAB_VM_CACHE": str(cache)}
+    t0 = time.monotonic()
+    p = subprocess.run([sys.executable, "-m", "schedlab", "vm", "run", str(wl), "--scheduler", "scx_bmq"],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert p.returncode == 2 and "the guest is not built" in p.stderr and "schedlab vm build" in p.stderr, \
+        p.stderr
+    assert "installing" not in p.stderr and "Traceback" not in p.stderr
+    assert time.monotonic() - t0 < 60 and not cache.exists()

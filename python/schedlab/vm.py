@@ -76,13 +76,14 @@ def _quiet(_: str) -> None:
     pass
 
 
-def _script(name: str, log: Callable[[str], None]) -> str:
+def _script(name: str, log: Callable[[str], None], check_only: bool = False) -> str:
     """Run scripts/vm/NAME (building or finding its cache), relaying its progress; its last stdout
-    line is the cache folder."""
+    line is the cache folder. ``check_only``: find the cache only (the script exits 3 without it)."""
     path = os.path.join(SCRIPTS, name)
     if not os.path.isfile(path):
         raise VmError(f"{path} is missing: `schedlab vm` needs the source tree (scripts/vm, scx/)")
-    p = subprocess.Popen(["bash", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = {**os.environ, "SCHEDLAB_VM_CHECK_ONLY": "1"} if check_only else None
+    p = subprocess.Popen(["bash", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     assert p.stderr is not None and p.stdout is not None
     tail: List[str] = []
     for line in p.stderr:
@@ -91,15 +92,21 @@ def _script(name: str, log: Callable[[str], None]) -> str:
             log(line)
         tail = (tail + [line])[-15:]
     out = p.stdout.read().strip().splitlines()
-    if p.wait() != 0 or not out:
+    if p.wait() == 3 and check_only:
+        why = tail[-1].removeprefix("not built: ") if tail else name
+        raise VmError(f"the guest is not built ({why}): run `schedlab vm build` "
+                      "first (10-15 minutes on 2 cores; as root it installs the Debian packages it needs)")
+    if p.returncode != 0 or not out:
         raise VmError(f"scripts/vm/{name} failed:\n  " + "\n  ".join(tail))
     return out[-1]
 
 
-def build(log: Callable[[str], None] = _quiet) -> Tuple[str, str]:
+def build(log: Callable[[str], None] = _quiet, check_only: bool = False) -> Tuple[str, str]:
     """The guest kernel's folder (with bzImage and .config) and the schedulers' folder, built on
-    first use (about 10 minutes on 2 cores; apt installs what is missing) and cached."""
-    return _script("build-kernel.sh", log), _script("build-scx.sh", log)
+    first use (about 10 minutes on 2 cores; apt installs what is missing) and cached. With
+    ``check_only`` (`vm run`, `compare --vm`) nothing is installed or built: a missing build is a
+    VmError that says to run `schedlab vm build`."""
+    return _script("build-kernel.sh", log, check_only), _script("build-scx.sh", log, check_only)
 
 
 def guest_hz(kdir: str) -> int:
@@ -283,7 +290,7 @@ def run(workload: str, scheduler: str, duration_s: Optional[float] = None, cpus:
     if plan.slices:
         raise HostError(f"{src}: tasks.{plan.slices[0][0]}.dl-runtime: custom fair slices do not apply "
                         "under sched_ext")
-    kdir, sdir = build(log)
+    kdir, sdir = build(log, check_only=True)
     sched_bin = binary if binary is not None and external else os.path.join(sdir, name)
     if not os.path.isfile(sched_bin):
         raise VmError(f"{sched_bin}: missing from the scheduler build (scripts/vm/build-scx.sh)")

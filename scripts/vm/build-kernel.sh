@@ -14,7 +14,10 @@ CACHE=${SCHEDLAB_VM_CACHE:-$HOME/.cache/schedlab/vm}
 need=(linux-source-6.12 bc bison flex libelf-dev libssl-dev dwarves cpio make gcc)
 missing=()
 for p in "${need[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+# SCHEDLAB_VM_CHECK_ONLY=1 (`schedlab vm run`): find the cached build or exit 3, changing nothing.
+check_only() { [ "${SCHEDLAB_VM_CHECK_ONLY:-}" = 1 ] && { echo "not built: $1" >&2; exit 3; }; return 0; }
 if [ ${#missing[@]} -gt 0 ]; then
+  check_only "missing packages: ${missing[*]}"
   echo "build-kernel: installing ${missing[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >/dev/null && apt-get install -y -qq "${missing[@]}" >/dev/null
@@ -23,6 +26,7 @@ ver=$(dpkg-query -W -f='${Version}' linux-source-6.12)
 key=$(cat "$HERE/build-kernel.sh" "$HERE/sched_ext.config" <(echo "$ver") | sha256sum | cut -c1-12)
 dir="$CACHE/linux-6.12-$key"
 if [ -f "$dir/bzImage" ]; then echo "$dir"; exit 0; fi
+check_only "no kernel in $dir"
 mkdir -p "$CACHE"
 tmp=$(mktemp -d "$CACHE/.build-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT

@@ -15,7 +15,10 @@ CACHE=${SCHEDLAB_VM_CACHE:-$HOME/.cache/schedlab/vm}
 need=(clang-19 llvm-19 libelf-dev zlib1g-dev libzstd-dev make gcc pkg-config qemu-system-x86 busybox-static)
 missing=()
 for p in "${need[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+# SCHEDLAB_VM_CHECK_ONLY=1 (`schedlab vm run`): find the cached build or exit 3, changing nothing.
+check_only() { [ "${SCHEDLAB_VM_CHECK_ONLY:-}" = 1 ] && { echo "not built: $1" >&2; exit 3; }; return 0; }
 if [ ${#missing[@]} -gt 0 ]; then
+  check_only "missing packages: ${missing[*]}"
   echo "build-scx: installing ${missing[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >/dev/null && apt-get install -y -qq "${missing[@]}" >/dev/null
@@ -24,6 +27,7 @@ KDIR=$(bash "$HERE/build-kernel.sh")
 key=$( (echo "$KDIR"; cat "$HERE/build-scx.sh"; find "$ROOT/scx" -type f | sort | xargs cat) | sha256sum | cut -c1-12)
 out="$CACHE/scx-$key"
 if [ -f "$out/.done" ]; then echo "$out"; exit 0; fi
+check_only "no schedulers in $out"
 scheds=()
 T="$KDIR/tools/sched_ext"
 cp "$ROOT/scx/include/"*.h "$T/include/"
