@@ -115,3 +115,17 @@ def test_trace_import_checks_its_outputs_before_writing_any(tmp_path):
     assert p.returncode == 2 and "only one output can go to standard output" in p.stderr
     p = run("trace", "import", str(t), "--json", "-")
     assert p.returncode == 0 and json.loads(p.stdout)["context_switches"] == 2, p.stdout
+
+
+@pytest.mark.parametrize("args,expect", [
+    (["host", "run", "{wl}", "--json", "{tmp}/no/m.json"], "{tmp}/no/m.json: directory {tmp}/no does not"),
+    (["host", "run", "{wl}", "--facts", "{tmp}"], "{tmp}: is a directory"),
+    (["host", "run", "{wl}", "--lock-timeout", "-3"], "--lock-timeout: expected seconds >= 0, got -3.0"),
+    (["calibrate", "--out", "{tmp}/no/p.json", "--seconds", "1"], "{tmp}/no/p.json: directory {tmp}/no"),
+])
+def test_machine_commands_check_their_outputs_before_touching_the_machine(wl, tmp_path, args, expect):
+    """Refused at once: before a host run or a calibration's minute of measuring."""
+    fill = {"wl": str(wl), "tmp": str(tmp_path)}
+    p = run(*(a.format(**fill) for a in args))
+    assert p.returncode == 2 and expect.format(**fill) in p.stderr, p.stderr
+    assert p.stdout == "" and "Traceback" not in p.stderr

@@ -353,6 +353,9 @@ def _cmd_host(a: argparse.Namespace) -> int:
 
             print(json.dumps(host.facts(), indent=2))
             return 0
+        _check_outputs([a.json, a.facts, a.trace])  # before the machine is touched
+        if a.lock_timeout is not None and not a.lock_timeout >= 0:
+            raise _native.ConfigError(f"--lock-timeout: expected seconds >= 0, got {a.lock_timeout}")
         res, info = host.run(a.workload, parse_duration(a.duration) / 1e9 if a.duration else None,
                              backend=a.backend, isolate=not a.no_isolate, work=a.work,
                              keep_trace=a.trace, wait=not a.no_wait, lock_timeout=a.lock_timeout)
@@ -540,6 +543,7 @@ def _cmd_calibrate(a: argparse.Namespace) -> int:
     if not 1 <= a.seconds <= 60:
         print("schedlab: error: --seconds: expected 1..60", file=sys.stderr)
         return 2
+    _writable(a.out)  # before a minute of measuring
     try:
         prof = calibrate(a.seconds, log=lambda s: print(s, file=sys.stderr))
     except HostError as e:
