@@ -17,6 +17,7 @@ import argparse
 import hashlib
 import json
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -101,6 +102,7 @@ def collect() -> Dict[str, Dict[str, str]]:
                                  set={"noise_interval_us": 20000, "context_switch_ns": 2000})
     finally:
         _native.simulate = real
+        shutil.rmtree(tmp, ignore_errors=True)  # the reports and traces it wrote to hash them
     return out
 
 

@@ -129,3 +129,12 @@ def test_machine_commands_check_their_outputs_before_touching_the_machine(wl, tm
     p = run(*(a.format(**fill) for a in args))
     assert p.returncode == 2 and expect.format(**fill) in p.stderr, p.stderr
     assert p.stdout == "" and "Traceback" not in p.stderr
+
+
+def test_repro_checks_its_out_folder_before_simulating(tmp_path):
+    f = tmp_path / "afile"
+    f.write_text("")
+    for out in (f, f / "sub"):
+        p = run("repro", "illf", "--out", str(out))
+        assert p.returncode == 2 and f"--out {out}: {f} is not a directory" in p.stderr, p.stderr
+        assert "Traceback" not in p.stderr

@@ -491,6 +491,18 @@ def _cmd_compare(a: argparse.Namespace) -> int:
     return 0
 
 
+def _out_dir(path: str) -> None:
+    """An output folder that is one, or can be made (its nearest existing ancestor a writable
+    folder): checked before any simulation."""
+    probe = os.path.abspath(path)
+    while not os.path.exists(probe):
+        probe = os.path.dirname(probe)
+    if not os.path.isdir(probe):
+        raise _native.ConfigError(f"--out {path}: {probe} is not a directory")
+    if not os.access(probe, os.W_OK):
+        raise _native.ConfigError(f"--out {path}: {probe} is not writable")
+
+
 def _cmd_repro(a: argparse.Namespace) -> int:
     from .repro import EXPERIMENTS, repro
 
@@ -499,6 +511,7 @@ def _cmd_repro(a: argparse.Namespace) -> int:
         print(f"schedlab: error: unknown experiment {a.experiment!r}; expected all or one of: "
               f"{', '.join(sorted(EXPERIMENTS))}", file=sys.stderr)
         return 2
+    _out_dir(a.out or "reports")
     t0 = time.perf_counter()
     for name in names:
         out = a.out if a.out and len(names) == 1 else os.path.join(a.out or "reports", name)
