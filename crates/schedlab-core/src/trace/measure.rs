@@ -136,7 +136,13 @@ impl Imported {
                     work_done_us: 0.0,
                     loops_done: 0,
                     created_us: to_us(t.first.saturating_sub(start)),
-                    turnaround_us: t.exited.map(|e| to_us(e - t.first)),
+                    // From the creation as `created_us` gives it: a thread made
+                    // before the measured window (the host runner's set-up)
+                    // starts with it, as the simulator's threads start with
+                    // the run; turnaround never exceeds the window then.
+                    turnaround_us: t
+                        .exited
+                        .map(|e| to_us(e.saturating_sub(t.first.max(start)))),
                     activations: 0,
                     missed_activations: 0,
                     slack_min_us: None,

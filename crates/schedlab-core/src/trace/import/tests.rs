@@ -110,3 +110,31 @@ fn a_task_waiting_at_the_end_waits_until_the_end() {
     let t1 = part.tasks.iter().find(|t| t.pid == 1).expect("t1");
     assert_eq!(t1.wait_time, 1_000_000_000, "clipped to the window");
 }
+
+/// A thread made before the measuring window (the host runner's set-up)
+/// is created at the window's start, and its turnaround counts from there:
+/// never longer than the window it ran in.
+#[test]
+fn turnaround_counts_from_the_creation_the_window_shows() {
+    let sw = |t: &str, a: u32, st: &str, b: u32| {
+        format!("x-{a} [000] d..2. {t}: sched_switch: prev_comm=t{a} prev_pid={a} prev_prio=120 prev_state={st} ==> next_comm=t{b} next_pid={b} next_prio=120")
+    };
+    let text = [
+        sw("1.000000", 0, "R", 1),
+        sw("1.500000", 1, "S", 0),
+        "x-0 [000] d..2. 2.000000: sched_wakeup: comm=t1 pid=1 prio=120 target_cpu=000".into(),
+        sw("2.000010", 0, "R", 1),
+        sw("2.500000", 1, "X", 0),
+        "t1-1 [000] d..2. 2.500000: sched_process_exit: comm=t1 pid=1 prio=120".into(),
+        sw("3.000000", 0, "R", 2),
+    ]
+    .join("\n");
+    let part = import_window(&text, false, Some((1_800_000_000, 3_000_000_000))).expect("imports");
+    let m = part.metrics();
+    let t1 = m.tasks.iter().find(|t| t.pid == 1).expect("t1");
+    assert_eq!(t1.created_us, 0.0);
+    assert_eq!(t1.turnaround_us, Some(700_000.0), "2.5 s - 1.8 s");
+    let whole = import(&text, false).expect("imports").metrics();
+    let t1 = whole.tasks.iter().find(|t| t.pid == 1).expect("t1");
+    assert_eq!(t1.turnaround_us, Some(1_500_000.0));
+}
