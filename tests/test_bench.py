@@ -95,13 +95,97 @@ def test_simulated_misses_are_read_from_valgrinds_summary():
         benchinstr.misses_of("==7== I   refs:      1,501,607,237\n")
 
 
-def test_base_without_instructions_is_a_usage_error():
+def bench(*args: str):
+    """``python -m schedlab.bench ARGS``; each refusal below comes before any run or build, so a
+    refusal that regressed into work fails on the timeout rather than running for minutes."""
     import subprocess
     import sys
 
-    p = subprocess.run([sys.executable, "-m", "schedlab.bench", "--base", "HEAD"],
-                       capture_output=True, text=True, check=False)
-    assert p.returncode == 2 and "--base goes with --instructions" in p.stderr
+    return subprocess.run([sys.executable, "-m", "schedlab.bench", *args], capture_output=True, text=True,
+                          check=False, timeout=30)
+
+
+def assert_refused(p, *words: str) -> None:
+    """Exit 2, one error naming the option (and what was expected), no traceback, no output."""
+    assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
+    assert "Traceback" not in p.stderr and p.stdout == "", (p.stdout, p.stderr)
+    errors = [ln for ln in p.stderr.splitlines() if "error:" in ln]
+    assert len(errors) == 1, p.stderr
+    for w in words:
+        assert w in errors[0], (w, p.stderr)
+
+
+def test_base_without_instructions_is_a_usage_error():
+    p = bench("--base", "HEAD")
+    assert_refused(p, "--base goes with --instructions")
+
+
+def test_a_base_that_is_no_revision_is_refused_before_the_build():
+    # benchinstr builds the working tree with cargo (minutes) only after --base names a commit.
+    for rev in ("not-a-rev", ""):
+        assert_refused(bench("--instructions", "--base", rev), "--base", "expected a git revision")
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--seconds", "0"], "positive integer"), (["--seconds", "-1"], "positive integer"),
+    (["--seconds", "99999999999"], "18446744073"),
+    (["--tasks", "0"], "positive integer"), (["--tasks", "-5"], "positive integer"),
+    (["--cpus", "0"], "positive integer"), (["--cpus", "-1"], "positive integer"),
+    (["--cpus", "300"], "between 1 and 256"),
+    (["--repeat", "0"], "positive integer"), (["--repeat", "-2"], "positive integer"),
+    (["--scheduler", "nope"], "expected comma-separated names from: "),
+    (["--scheduler", "eevdf,"], "unknown scheduler(s) ''"),
+])
+def test_bad_values_of_the_plain_run_are_refused_up_front(args, expected):
+    assert_refused(bench(*args), f"argument {args[0]}", expected)
+
+
+@pytest.mark.parametrize("args, option, mode", [
+    (["--simso", "/usr/bin/python3"], "--simso", "--suite"), (["--simso"], "--simso", "--suite"),
+    (["--big-seconds", "5"], "--big-seconds", "--suite"),
+    (["--suite", "--tasks", "5"], "--tasks", "--suite"), (["--suite", "--json"], "--json", "--suite"),
+    (["--instructions", "--repeat", "2"], "--repeat", "--instructions"),
+    (["--instructions", "--scheduler", "cfs"], "--scheduler", "--instructions"),
+    (["--suite", "--instructions"], "--suite", "--instructions"),
+])
+def test_an_option_the_mode_would_ignore_is_refused(args, option, mode):
+    assert_refused(bench(*args), option, mode)
+
+
+def test_bad_suite_options_are_refused_before_the_suite_runs(tmp_path):
+    # The suite prints its first lines within seconds and runs for minutes: each of these is
+    # refused before it starts (no output), never with a traceback part-way through.
+    plain = tmp_path / "plain"
+    plain.write_text("not a program\n")
+    ok_no_python = tmp_path / "ok"  # runs and exits 0, as /bin/true, but is no Python
+    ok_no_python.write_text("#!/bin/sh\nexit 0\n")
+    fails = tmp_path / "fails"  # a "Python" that cannot import SimSo
+    fails.write_text("#!/bin/sh\necho 'ModuleNotFoundError: No module named simso' >&2\nexit 1\n")
+    for f in (ok_no_python, fails):
+        f.chmod(0o755)
+    for path, expected in [("/nonexistent/python", "no such file"), (str(plain), "not executable"),
+                           (str(tmp_path), "a directory"), (str(ok_no_python), "did not run Python code"),
+                           (str(fails), "cannot import SimSo")]:
+        assert_refused(bench("--suite", "--simso", path), "--simso", expected)
+    for value in ("0", "-3", "1.5"):
+        assert_refused(bench("--suite", "--big-seconds", value), "argument --big-seconds",
+                       "expected a positive integer")
+
+
+def test_simso_alone_without_a_simso_python_is_refused(monkeypatch, tmp_path):
+    # `--simso` alone means .venv-simso's Python, else simso-python on PATH; neither: refused.
+    monkeypatch.setattr(benchsuite, "ROOT", tmp_path)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(ValueError, match="no .*venv-simso.* and no simso-python on PATH"):
+        benchsuite.simso_python("auto")
+    assert benchsuite.simso_python(None) is None
+
+
+def test_the_plain_run_takes_small_valid_values():
+    p = bench("--tasks", "4", "--cpus", "2", "--seconds", "1", "--repeat", "1", "--scheduler", "cfs,cfs")
+    assert p.returncode == 0, p.stderr
+    assert [ln.split()[0] for ln in p.stdout.splitlines()] == ["eevdf", "cfs"]
+    assert "did not finish" not in p.stdout
 
 
 def test_repro_split_charges_cpu_to_plotting_by_the_stack_it_ends_on():

@@ -165,6 +165,53 @@ def test_repro_shootout(tmp_path):
     assert other["bmq"]["p99"] < 200 and other["eevdf"]["p99"] > 1000
     md = (out / "report.md").read_text()
     assert "Spearman" in md and "| cfs | 959.00 | 2919.00 |" in md
+    assert_shootout_figures_embedded(out)
+
+
+def assert_shootout_figures_embedded(out):
+    """report.md embeds every figure the shoot-out wrote (as the other reports do: the SVG, the PNG
+    beside it), each under its own section: throughput under Throughput, each jitter key's
+    histograms under that key's heading, the ranks under Ranks."""
+    md = (out / "report.md").read_text()
+    figures = sorted({f.stem for f in out.iterdir() if f.suffix in (".svg", ".png")})
+    keys = list(json.loads((out / "report.json").read_text())["jitter"])
+    assert figures == sorted(["throughput", "ranks", *(f"latency_{k.replace('/', '_')}" for k in keys)])
+    for stem in figures:
+        assert (out / f"{stem}.svg").is_file() and (out / f"{stem}.png").is_file(), stem
+        assert md.count(f"]({stem}.svg)") == 1, f"{stem}.svg not embedded in report.md"
+    at = lambda text: md.index(text)  # noqa: E731
+    assert at("## Throughput") < at("](throughput.svg)") < at("## Responsiveness")
+    headings = [at(f"### probes {k.split('/')[0].upper()}, {k.split('/')[1]} hogs") for k in keys]
+    headings.append(at("## Ranks"))
+    for k, start, end in zip(keys, headings, headings[1:]):
+        assert start < at(f"](latency_{k.replace('/', '_')}.svg)") < end, k
+    assert at("## Ranks") < at("](ranks.svg)")
+
+
+def test_small_shootout_report_embeds_its_figures_and_the_html_page_shows_them(tmp_path):
+    """The shoot-out at a small size (2 CPUs, 3 of the seed's schedulers, 2 seeds of 1 s): its
+    report.md embeds each figure it wrote, and its HTML page (htmlreport.py) shows each one."""
+    from schedlab.htmlreport import write_site
+    from schedlab.repro import load_spec, shootout
+
+    spec = load_spec("shootout")
+    keep = ["CFS", "Bore", "BMQ"]
+    pub = spec["published"]
+    spec = {**spec, "platform": {**spec["platform"], "cpus": 2, "smt": 1}, "seeds": 2,
+            "seed_schedulers": {k: spec["seed_schedulers"][k] for k in keep}, "extra_schedulers": [],
+            "geekbench": {**spec["geekbench"], "seconds": 1, "multi_threads": 2},
+            "jitter": {**spec["jitter"], "seconds": 1},
+            "published": {**pub, "gb5": {k: pub["gb5"][k] for k in keep},
+                          "responsiveness": [k for k in pub["responsiveness"] if k in keep],
+                          "responsiveness_256": [k for k in pub["responsiveness_256"] if k in keep]}}
+    out = tmp_path / "shootout"
+    out.mkdir()
+    shootout.run(spec, out, lambda s: None)
+    assert_shootout_figures_embedded(out)
+    write_site(tmp_path, ["shootout"], soft={"schedlab": "test"})
+    page = (out / "report.html").read_text()
+    for f in sorted(out.glob("*.svg")):
+        assert f'<img src="{f.name}"' in page, f.name
 
 
 def test_shootout_probes_respond_to_load_as_the_spec_predicts():

@@ -91,13 +91,25 @@ def build(src: Path, target: Path, label: str) -> Path:
     return target / "release" / "examples" / "run"
 
 
-def base_checkout(rev: str) -> Tuple[Path, str]:
-    """A worktree of ``rev`` under target/bench-base/ (made once, moved to ``rev`` after)."""
-    p = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"],
-                       capture_output=True, text=True, check=False)
+def base_commit(rev: str) -> str:
+    """The commit ``rev`` names in this repository (checked before anything is built)."""
+    if not rev or rev.startswith("-"):
+        raise BenchError(f"--base {rev!r}: expected a git revision (a commit, branch or tag)")
+    try:
+        p = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"],
+                           capture_output=True, text=True, check=False)
+    except OSError as e:
+        raise BenchError(f"--base {rev}: git did not run ({e})") from None
     if p.returncode != 0:
-        raise BenchError(f"--base {rev}: not a commit of this repository")
-    commit = p.stdout.strip()
+        raise BenchError(f"--base {rev}: not a commit of this repository ({ROOT}); expected a git "
+                         "revision (a commit, branch or tag)")
+    return p.stdout.strip()
+
+
+def base_checkout(commit: str) -> Tuple[Path, str]:
+    """A worktree of ``commit`` (:func:`base_commit`'s) under target/bench-base/ (made once, moved
+    to ``commit`` after)."""
+    rev = commit[:10]
     tree = ROOT / "target" / "bench-base" / "src"
     if (tree / ".git").exists():
         cmd = ["git", "-C", str(tree), "checkout", "--quiet", "--detach", commit]
@@ -164,6 +176,8 @@ def _row(name: str, new: Count, base: Optional[Count]) -> None:
 
 
 def main(base_rev: Optional[str]) -> None:
+    # The revision first: a wrong one must not wait for the working tree's build (minutes).
+    base = base_commit(base_rev) if base_rev is not None else None
     if shutil.which("valgrind") is None:
         raise BenchError("valgrind not found on PATH: --instructions counts with valgrind's "
                          "cachegrind (e.g. apt install valgrind)")
@@ -171,8 +185,8 @@ def main(base_rev: Optional[str]) -> None:
         raise BenchError("cargo not found on PATH: --instructions builds the core's example binary")
     binary = build(ROOT, ROOT / "target", "the working tree")
     base_bin, label = None, ""
-    if base_rev:
-        tree, label = base_checkout(base_rev)
+    if base_rev is not None and base is not None:
+        tree, label = base_checkout(base)
         base_bin = build(tree, ROOT / "target" / "bench-base" / "target", f"{base_rev} ({label})")
     head = f"{'workload (eevdf)':44} {'events':>10} {'instructions':>12} {'per event':>9}"
     if base_bin:

@@ -327,16 +327,50 @@ def repro_all() -> None:
         line("  child processes (SimSo, not ours)", f"{r['children_s']:.2f} s", "-")
 
 
-def main(simso_python: Optional[str], repeat: int, big_seconds: float) -> None:
+def simso_python(arg: Optional[str]) -> Optional[str]:
+    """The Python that runs SimSo for ``--simso [PYTHON]`` (None: no ``--simso``, SimSo not run),
+    checked before the suite starts: an executable file that imports SimSo's modules the anchor's
+    script uses; ``auto`` (``--simso`` alone) is .venv-simso's, else ``simso-python`` on PATH.
+    ValueError (one line) when it is none of these."""
+    if arg is None:
+        return None
+    if arg == "auto":
+        venv = ROOT / ".venv-simso" / "bin" / "python"
+        found = str(venv) if venv.exists() else shutil.which("simso-python")
+        if found is None:
+            raise ValueError(f"no {venv} and no simso-python on PATH; make one with "
+                             "`bash scripts/simso_venv.sh`, or give --simso PYTHON")
+        arg = found
+    if not os.path.isfile(arg) or not os.access(arg, os.X_OK):
+        what = ("not executable" if os.path.isfile(arg) else "a directory" if os.path.isdir(arg)
+                else "no such file")
+        raise ValueError(f"expected the path of an executable Python with SimSo 0.8.5, got {arg!r} ({what})")
+    try:
+        p = subprocess.run([arg, "-c", "import simso.configuration, simso.core; print('simso: ok')"],
+                           capture_output=True, text=True, timeout=120, check=False)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise ValueError(f"{arg!r} did not run as a Python: {e}") from None
+    if p.returncode == 0 and p.stdout.strip() != "simso: ok":  # ran, but not as a Python (e.g. /bin/true)
+        raise ValueError(f"{arg!r} did not run Python code given with -c; expected a Python with SimSo "
+                         "0.8.5 (bash scripts/simso_venv.sh makes one)")
+    if p.returncode != 0:
+        last = (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]
+        raise ValueError(f"{arg!r} cannot import SimSo ({last}); expected a Python with SimSo 0.8.5 "
+                         "(bash scripts/simso_venv.sh makes one)")
+    return arg
+
+
+def main(simso: Optional[str], repeat: int, big_seconds: float) -> None:
+    """The suite. ``simso``: SimSo's Python as :func:`simso_python` returns it (bench.py checks the
+    option with it before anything runs), or ``auto`` for it to be found here."""
+    if simso == "auto":
+        simso = simso_python(simso)
     print(f"schedlab speed suite (issue 18); CPU times, best of {repeat}; python {sys.version.split()[0]}")
     from . import _native
     pgo = _native.PGO_PROFILE
     print(f"native module: {'profile-guided, ' + pgo if pgo else 'plain build (scripts/pgo_env.sh)'}")
-    if simso_python == "auto":
-        venv = ROOT / ".venv-simso" / "bin" / "python"
-        simso_python = str(venv) if venv.exists() else shutil.which("simso-python")
-    anchor(simso_python, repeat)
-    anchor_wide(simso_python, repeat)
+    anchor(simso, repeat)
+    anchor_wide(simso, repeat)
     flat_cost(repeat)
     throughput(repeat)
     big_machine(big_seconds)

@@ -228,6 +228,11 @@ def _compare(spec: dict, res: dict) -> dict:
     return out
 
 
+def _latency_figure(key: str) -> str:
+    """The file name (no extension) of the lateness histograms of jitter ``key`` ("other/24")."""
+    return f"latency_{key.replace('/', '_')}"
+
+
 def _fmt(x: Optional[float], nd: int = 1) -> str:
     return "-" if x is None else f"{x:.{nd}f}"
 
@@ -256,6 +261,8 @@ def _report(spec: dict, res: dict) -> str:
               f"{_fmt(c['single']['spearman'], 2)}, Kendall {_fmt(c['single']['kendall'], 2)}; multi-core "
               f"Spearman {_fmt(c['multi']['spearman'], 2)}, Kendall {_fmt(c['multi']['kendall'], 2)}. "
               + _tie_sentence(res, pub, seedmap), "", *_throughput_verdicts(spec, res), "",
+              "Single- and multi-core throughput, means with 95 % intervals, best rank first:", "",
+              "![throughput, means with 95 % intervals](throughput.svg)", "",
               "## Responsiveness (jitterdebugger-like)", "", spec["jitter"]["note"] + ".", ""]
     for key, rows in res["jitter"].items():
         lines += [f"### probes {key.split('/')[0].upper()}, {key.split('/')[1]} hogs", "",
@@ -268,15 +275,19 @@ def _report(spec: dict, res: dict) -> str:
         corr = c[f"responsiveness {key}"]
         lines += ["", f"Against the seed's order ({' > '.join(corr['order'])}): Spearman "
                   f"{_fmt(corr['spearman'], 2)}, Kendall {_fmt(corr['kendall'], 2)}."
-                  + _same_sentence(rows), "", *_order_verdicts(key, corr["order"], rows, seedmap), ""]
-    lines += ["Figures: throughput.png (means with 95 % intervals), latency_*.png (histograms, log counts, "
-              "as jitterplot draws them), ranks.png (the seed's ranks against ours). Per-CPU "
-              "min/avg/p50/p99/max of every probe are in report.json (`jitter.KEY.SCHED.per_cpu`).", "",
+                  + _same_sentence(rows), "", *_order_verdicts(key, corr["order"], rows, seedmap), "",
+                  "Lateness histograms, 1 µs bins, log counts (as jitterplot draws them):", "",
+                  f"![probe lateness, {key}]({_latency_figure(key)}.svg)", ""]
+    lines += ["Per-CPU min/avg/p50/p99/max of every probe are in report.json (`jitter.KEY.SCHED.per_cpu`).", "",
               "Why FIFO probes cannot tell the schedulers apart here: a SCHED_FIFO 80 wakeup preempts any "
               "normal task at once in every scheduler (class order, or Project C's RT levels), so only "
               "per-scheduler kernel costs (pick and tick cost by queue length, balancing with the run queue "
               "locked) could separate them; the simulator charges the same wakeup-path costs to every "
-              "scheduler (§4.5.1). SCHED_OTHER probes show the policies themselves."]
+              "scheduler (§4.5.1). SCHED_OTHER probes show the policies themselves.", "",
+              "## Ranks: the seed's against ours", "",
+              "Each seed scheduler's rank in the seed against ours, multi-core throughput and responsiveness "
+              "(SCHED_OTHER probes, 24 hogs); points on the diagonal agree:", "",
+              "![the seed's ranks against ours](ranks.svg)"]
     return "\n".join(lines) + "\n"
 
 
@@ -410,5 +421,5 @@ def _figures(res: dict, out: Path) -> None:
         ax.set_title(f"probe lateness, {key}")
         ax.legend(fontsize=7, ncol=3)
         fig.tight_layout()
-        save(fig, out / f"latency_{key.replace('/', '_')}")
+        save(fig, out / _latency_figure(key))
         plt.close(fig)
