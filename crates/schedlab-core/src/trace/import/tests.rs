@@ -1,6 +1,11 @@
 //! Tests of the trace import (../import.rs): parsing, windows, first CPUs.
 use super::*;
 
+/// A sched_switch line on CPU 0 at `t` from task `a` (in state `st`) to `b`.
+fn sw(t: &str, a: u32, st: &str, b: u32) -> String {
+    format!("x-{a} [000] d..2. {t}: sched_switch: prev_comm=t{a} prev_pid={a} prev_prio=120 prev_state={st} ==> next_comm=t{b} next_pid={b} next_prio=120")
+}
+
 #[test]
 fn parses_tracefs_and_perf_lines() {
     let l = "            bash-31664   (  31664) [000] d..2.  5973.893994: sched_switch: prev_comm=bash prev_pid=31664 prev_prio=120 prev_state=S ==> next_comm=my task next_pid=31708 next_prio=120";
@@ -32,9 +37,6 @@ fn parses_tracefs_and_perf_lines() {
 /// latencies counted only inside it.
 #[test]
 fn window_clips_times_and_counts() {
-    let sw = |t: &str, a: u32, st: &str, b: u32| {
-        format!("x-{a} [000] d..2. {t}: sched_switch: prev_comm=t{a} prev_pid={a} prev_prio=120 prev_state={st} ==> next_comm=t{b} next_pid={b} next_prio=120")
-    };
     let text = [
         sw("1.000000", 0, "R", 1),
         sw("2.000000", 1, "R", 2),
@@ -89,9 +91,6 @@ fn first_cpu_is_where_the_task_first_ran_in_the_window() {
 /// end (the simulator counts it so), not until its last switch out.
 #[test]
 fn a_task_waiting_at_the_end_waits_until_the_end() {
-    let sw = |t: &str, a: u32, st: &str, b: u32| {
-        format!("x-{a} [000] d..2. {t}: sched_switch: prev_comm=t{a} prev_pid={a} prev_prio=120 prev_state={st} ==> next_comm=t{b} next_pid={b} next_prio=120")
-    };
     let text = [
         sw("1.000000", 0, "R", 1),
         sw("2.000000", 1, "R", 2),
@@ -116,9 +115,6 @@ fn a_task_waiting_at_the_end_waits_until_the_end() {
 /// never longer than the window it ran in.
 #[test]
 fn turnaround_counts_from_the_creation_the_window_shows() {
-    let sw = |t: &str, a: u32, st: &str, b: u32| {
-        format!("x-{a} [000] d..2. {t}: sched_switch: prev_comm=t{a} prev_pid={a} prev_prio=120 prev_state={st} ==> next_comm=t{b} next_pid={b} next_prio=120")
-    };
     let text = [
         sw("1.000000", 0, "R", 1),
         sw("1.500000", 1, "S", 0),
