@@ -187,6 +187,23 @@ def test_bad_policy_attributes_are_named_as_written(attrs, words):
         schedlab.simulate(MIXED, bad(), cpus=2, duration="100ms")
 
 
+def test_an_exit_that_raises_keeps_the_error_it_was_called_for():
+    class ErrThenBadExit(Policy):
+        def enqueue(self, ctx, p, enq_flags):
+            if ctx.now() >= 10_000_000:
+                ctx.error("queue corrupted")
+            ctx.dsq_insert(p, SCX_DSQ_GLOBAL, SCX_SLICE_DFL, enq_flags)
+
+        def exit(self, ctx, info):
+            raise RuntimeError("cleanup failed")
+
+    with pytest.raises(PolicyError) as ei:
+        schedlab.simulate(MIXED, ErrThenBadExit(), cpus=2, duration="100ms")
+    first = str(ei.value).splitlines()[0]
+    assert first.startswith("ops.exit of policy") and "scx_bpf_error: queue corrupted" in first, first
+    assert str(ei.value).rstrip().endswith("RuntimeError: cleanup failed")
+
+
 def test_bad_return_value_is_policy_error():
     class BadCpu(Policy):
         def select_cpu(self, ctx, p, prev_cpu, wake_flags):

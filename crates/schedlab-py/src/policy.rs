@@ -65,6 +65,9 @@ pub struct PyPolicy {
     spare: Option<Py<PyCtx>>,
     /// A hook raised: the run is over, Python is not called again.
     failed: bool,
+    /// While `exit` runs: why the policy is exiting, so that an exception
+    /// in `exit` does not hide the error that made it exit.
+    exiting: Option<String>,
 }
 
 /// Policy attribute `name` converted with `conv`, errors naming it as the
@@ -114,6 +117,7 @@ impl PyPolicy {
             hooks,
             spare: None,
             failed: false,
+            exiting: None,
         })
     }
 
@@ -177,8 +181,12 @@ impl PyPolicy {
             None => format!("on CPU {}", ctx.this_cpu()),
         };
         let tb = format_exception(py, &e);
+        let why = match self.exiting.take() {
+            Some(why) => format!(" (it was called for: {why})"),
+            None => String::new(),
+        };
         ctx.fail_run(format!(
-            "{} of policy \"{}\" {what} at {} s raised:\n{}",
+            "{} of policy \"{}\" {what} at {} s{why} raised:\n{}",
             op_name(h),
             self.name,
             secs(ctx.now()),
@@ -415,8 +423,14 @@ impl ExtOps for PyPolicy {
 
     fn exit(&mut self, ctx: &mut Ctx<'_, Slot>, info: &ExitInfo) {
         if self.has(H::Exit) {
-            let info = PyExitInfo::from(info);
-            self.call(ctx, H::Exit, None, |m, c| m.call1((c, info)).map(drop));
+            self.exiting = Some(if info.msg.is_empty() {
+                info.reason.clone()
+            } else {
+                format!("{}: {}", info.reason, info.msg)
+            });
+            let py_info = PyExitInfo::from(info);
+            self.call(ctx, H::Exit, None, |m, c| m.call1((c, py_info)).map(drop));
+            self.exiting = None;
         }
     }
 
