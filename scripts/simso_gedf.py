@@ -1,7 +1,7 @@
 """Global EDF in SimSo 0.8.5: the anchor of the speed benchmark (issue 18).
 
 Runs inside a virtualenv that has SimSo (``bash scripts/simso_venv.sh`` makes
-``.venv-simso``); ``python -m schedlab.bench --simso`` calls it. The task set
+``.venv-simso``); ``python -m schedlab.bench --suite --simso`` calls it. The task set
 is seed 001's case 2 with S0 = 230 ms (the ILLF experiment's SimSo cross-check,
 experiments/illf.json "crosscheck"): 16 periodic tasks, WCET 5i ms,
 D = T = 5i + 230 ms, on CPUS identical CPUs, for SECONDS. With ``--wide`` the
