@@ -343,6 +343,15 @@ impl Simulator {
         self.steps_without_time > self.limits.events_per_instant
     }
 
+    /// The error of a class whose timers fire again and again at one
+    /// instant ([`Self::one_more_at_this_instant`]).
+    pub(crate) fn timers_without_time(&self, class: &str) -> SimError {
+        SimError::Runtime(format!(
+            "{}: the {class} class's timers keep firing without time passing at t={} ns: more than {} events at one instant (tunable max_events_per_instant); a timer re-armed for now never lets the run advance",
+            self.wl.source, self.m.now, self.limits.events_per_instant
+        ))
+    }
+
     /// Run `t`'s program from where it is until it starts busy work,
     /// blocks or exits. `t` is current on its CPU.
     pub(crate) fn step(&mut self, t: TaskId) -> Result<(), SimError> {

@@ -235,16 +235,7 @@ impl Simulator {
         } else {
             cfg.cpus_per_llc
         };
-        let mhz = cfg.freq_mhz.iter().flat_map(|&(c, m)| [c, m]);
-        if let Some(f) = mhz
-            .chain(cfg.freq_levels_mhz.iter().copied())
-            .find(|&f| f > crate::topology::MAX_FREQ_MHZ)
-        {
-            return Err(SimError::Config(format!(
-                "frequencies are at most {} MHz, got {f} MHz",
-                crate::topology::MAX_FREQ_MHZ
-            )));
-        }
+        Self::check_frequencies(&cfg)?;
         let topo = TopologyBuilder::new(cfg.cpus)
             .smt(cfg.smt)
             .cpus_per_llc(llc)
@@ -697,13 +688,8 @@ impl Simulator {
             EventKind::Hotplug { idx } => self.hotplug(idx),
             EventKind::ClassTimer { class, cpu, tag } => {
                 if self.one_more_at_this_instant() {
-                    return Err(SimError::Runtime(format!(
-                        "{}: the {} class's timers keep firing without time passing at t={} ns: more than {} events at one instant (tunable max_events_per_instant); a timer re-armed for now never lets the run advance",
-                        self.wl.source,
-                        self.classes.get(class).name(),
-                        self.m.now,
-                        self.limits.events_per_instant
-                    )));
+                    let name = self.classes.get(class).name();
+                    return Err(self.timers_without_time(name));
                 }
                 // Each CPU's need_resched before the timer, in a buffer
                 // kept between timers (one allocation per timer was 2 %

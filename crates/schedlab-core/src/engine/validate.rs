@@ -140,6 +140,22 @@ impl Simulator {
         Ok(())
     }
 
+    /// Every frequency the run takes (`freq_mhz`, `freq_levels_mhz`) at
+    /// most [`crate::topology::MAX_FREQ_MHZ`] (why: there).
+    pub(crate) fn check_frequencies(cfg: &crate::config::SimConfig) -> Result<(), SimError> {
+        let mhz = cfg.freq_mhz.iter().flat_map(|&(c, m)| [c, m]);
+        match mhz
+            .chain(cfg.freq_levels_mhz.iter().copied())
+            .find(|&f| f > crate::topology::MAX_FREQ_MHZ)
+        {
+            Some(f) => Err(SimError::Config(format!(
+                "frequencies are at most {} MHz, got {f} MHz",
+                crate::topology::MAX_FREQ_MHZ
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// `fairness_tasks` (config.rs): each name a task object or one of its
     /// threads (`name-k`, forked ones included), as the metrics match them:
     /// a name that matches nothing would leave the index over fewer tasks
