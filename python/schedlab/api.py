@@ -489,16 +489,10 @@ class ImportedTrace:
 
 
 def _write(path: Union[str, os.PathLike[str]], data: Any) -> None:
-    """output.write_output, whose OSError names ``path``, not the temporary file it writes first
-    (``.NAME.XXXX.partial`` beside the target) nor nothing (a full disk)."""
+    """output.write_output, imported when something is written (not at every start-up)."""
     from .output import write_output
 
-    try:
-        write_output(path, data)
-    except OSError as e:
-        if e.errno is None:  # output.py's own errors, which name the path
-            raise
-        raise OSError(e.errno, e.strerror, os.fspath(path)) from None  # (its subclass by errno)
+    write_output(path, data)
 
 
 TRACE_FORMATS = ("tracefs `trace` text, `trace-cmd report` text (its default or raw -R form), trace-cmd's "

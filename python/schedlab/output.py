@@ -40,9 +40,19 @@ def _writer(data: Data) -> Callable[[BinaryIO], None]:
 
 
 def write_output(path: Union[str, os.PathLike[str]], data: Data) -> None:
-    """Write ``data`` to ``path`` (see the module's rules)."""
-    produce = _writer(data)
+    """Write ``data`` to ``path`` (see the module's rules). A system error names ``path``: not the
+    temporary file written first (``.NAME.XXXX.partial`` beside the target), nor nothing (a full
+    disk)."""
     path = os.fspath(path)
+    try:
+        _write(path, _writer(data))
+    except OSError as e:
+        if e.errno is None:  # this module's own errors, which name the path
+            raise
+        raise OSError(e.errno, e.strerror, path) from None  # (its subclass by errno)
+
+
+def _write(path: str, produce: Callable[[BinaryIO], None]) -> None:
     if path == "-":
         sys.stdout.flush()
         produce(sys.stdout.buffer)
@@ -62,10 +72,7 @@ def write_output(path: Union[str, os.PathLike[str]], data: Data) -> None:
     import tempfile  # only here: it costs start-up time of every command
 
     directory = os.path.dirname(target) or "."
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".partial", dir=directory)
-    except OSError as e:  # a missing or read-only directory: name the file asked for, not the temporary
-        raise type(e)(e.errno, e.strerror, path) from None
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".partial", dir=directory)
     try:
         with os.fdopen(fd, "wb") as f:
             produce(f)
