@@ -107,12 +107,7 @@ def _check_run_args(a: argparse.Namespace, names: List[str]) -> None:
     twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
     if twice:  # its runs would be the same bytes, and the JSON keeps one key per scheduler
         raise _native.ConfigError(f"--scheduler: {twice} is given twice")
-    if a.trace == "-" and a.json == "-":
-        raise _native.ConfigError("--trace - and --json - would both write to standard output; "
-                                  "give one of them a file")
-    for out in (a.trace, a.json):
-        if out:
-            _writable(out)
+    _check_outputs({"--trace": a.trace, "--json": a.json})
 
 
 def _start_cpus_of(a: argparse.Namespace) -> Dict[str, int]:
@@ -301,19 +296,26 @@ def _cmd_metrics(a: argparse.Namespace) -> int:
     return 0
 
 
-def _check_outputs(outs: List[Optional[str]]) -> None:
-    """Before anything is written: each output writable, and at most one on standard output."""
-    if sum(o == "-" for o in outs) > 1:
-        raise _native.ConfigError("only one output can go to standard output ('-')")
-    for out in outs:
-        if out:
-            _writable(out)
+def _check_outputs(outs: Dict[str, Optional[str]]) -> None:
+    """Before anything is written: each output (option -> path) writable, and at most one on
+    standard output."""
+    stdout = [o for o, path in outs.items() if path == "-"]
+    if len(stdout) > 1:
+        raise _native.ConfigError(f"{' and '.join(f'{o} -' for o in stdout)} would "
+                                  f"{'both' if len(stdout) == 2 else 'all'} write to standard output: only one "
+                                  f"output can go to standard output ('-'); give "
+                                  f"{'one of them' if len(stdout) == 2 else 'all but one'} a file")
+    for path in outs.values():
+        if path:
+            _writable(path)
 
 
 def _cmd_trace(a: argparse.Namespace) -> int:
     from .api import import_trace, tick_nsec
 
-    outs = [a.json] if a.trace_cmd == "paths" else [a.json, a.perfetto, a.ftrace, a.workload]
+    outs = {"--json": a.json}
+    if a.trace_cmd != "paths":
+        outs.update({"--perfetto": a.perfetto, "--ftrace": a.ftrace, "--workload": a.workload})
     _check_outputs(outs)
     if a.trace_cmd == "paths":
         from . import paths
@@ -327,7 +329,7 @@ def _cmd_trace(a: argparse.Namespace) -> int:
         return 0
     tick = None if a.hz is None else (tick_nsec(a.hz), 0)
     imp = import_trace(a.file, tolerant=a.tolerant, tick=tick)
-    if "-" not in outs:  # the table, unless an output is standard output
+    if "-" not in outs.values():  # the table, unless an output is standard output
         print(task_table(imp.result))
     if imp.repairs:
         print(f"{len(imp.repairs)} repair(s):", file=sys.stderr)
@@ -353,7 +355,7 @@ def _cmd_host(a: argparse.Namespace) -> int:
 
             print(json.dumps(host.facts(), indent=2))
             return 0
-        _check_outputs([a.json, a.facts, a.trace])  # before the machine is touched
+        _check_outputs({"--json": a.json, "--facts": a.facts, "--trace": a.trace})  # before the machine
         if a.lock_timeout is not None and not a.lock_timeout >= 0:
             raise _native.ConfigError(f"--lock-timeout: expected seconds >= 0, got {a.lock_timeout}")
         res, info = host.run(a.workload, parse_duration(a.duration) / 1e9 if a.duration else None,
