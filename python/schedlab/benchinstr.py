@@ -185,7 +185,7 @@ def main(base_rev: Optional[str]) -> None:
         raise BenchError("cargo not found on PATH: --instructions builds the core's example binary")
     binary = build(ROOT, ROOT / "target", "the working tree")
     base_bin, label = None, ""
-    if base_rev is not None and base is not None:
+    if base is not None:
         tree, label = base_checkout(base)
         base_bin = build(tree, ROOT / "target" / "bench-base" / "target", f"{base_rev} ({label})")
     head = f"{'workload (eevdf)':44} {'events':>10} {'instructions':>12} {'per event':>9}"

@@ -362,9 +362,7 @@ def simso_python(arg: Optional[str]) -> Optional[str]:
 
 def main(simso: Optional[str], repeat: int, big_seconds: float) -> None:
     """The suite. ``simso``: SimSo's Python as :func:`simso_python` returns it (bench.py checks the
-    option with it before anything runs), or ``auto`` for it to be found here."""
-    if simso == "auto":
-        simso = simso_python(simso)
+    option with it before anything runs)."""
     print(f"schedlab speed suite (issue 18); CPU times, best of {repeat}; python {sys.version.split()[0]}")
     from . import _native
     pgo = _native.PGO_PROFILE
