@@ -143,6 +143,22 @@ fn a_timer_period_at_the_input_limit_runs() {
     }
 }
 
+/// A thread a `fork` may make is a name the index can take, at any
+/// instance number (the run decides how many are made).
+#[test]
+fn fairness_tasks_may_name_forked_threads() {
+    let wl = r#"{"global": {"duration": 1}, "tasks": {"p": {"loop": 3, "fork": "w", "run": 100},
+                 "w": {"instance": 0, "run": 1000}}}"#;
+    let mut c = cfg("eevdf", 1);
+    c.fairness_tasks = vec!["w-2".into(), "w".into()];
+    let r = schedlab_core::simulate("w.json", wl, c).expect("a forked thread's name");
+    assert!(
+        r.metrics.fairness_tasks.contains(&"w-2".to_string()),
+        "{:?}",
+        r.metrics.fairness_tasks
+    );
+}
+
 /// Jain's index is over the tasks named: a name that matches no task
 /// object or thread is refused before the run (it left the index over
 /// fewer tasks, and over none it read 1, "perfectly fair").
@@ -155,7 +171,7 @@ fn fairness_tasks_must_name_tasks() {
         c.fairness_tasks = good.iter().map(|s| s.to_string()).collect();
         schedlab_core::simulate("w.json", wl, c).expect("known names");
     }
-    for bad in ["nope", "h-", "h-x", "io2", "-1"] {
+    for bad in ["nope", "h-", "h-x", "io2", "-1", "h-2", "h-01", "io-0"] {
         let mut c = cfg("eevdf", 1);
         c.fairness_tasks = vec!["h".into(), bad.into()];
         let msg = schedlab_core::simulate("w.json", wl, c)

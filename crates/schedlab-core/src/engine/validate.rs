@@ -157,16 +157,20 @@ impl Simulator {
     }
 
     /// `fairness_tasks` (config.rs): each name a task object or one of its
-    /// threads (`name-k`, forked ones included), as the metrics match them:
-    /// a name that matches nothing would leave the index over fewer tasks
-    /// than asked (over none it reads 1, "perfectly fair").
+    /// threads, as the metrics match them: a thread the launcher makes, or
+    /// one a `fork` may make (`TaskDef::thread_name`, as `fork_task` names
+    /// them). A name that matches nothing would leave the index over fewer
+    /// tasks than asked (over none it reads 1, "perfectly fair").
     pub(crate) fn check_fairness_tasks(wl: &Workload, names: &[String]) -> Result<(), SimError> {
         let known = |n: &str| {
             wl.tasks.iter().any(|t| {
                 n == t.name
                     || n.strip_prefix(t.name.as_str())
                         .and_then(|k| k.strip_prefix('-'))
-                        .is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
+                        .and_then(|k| k.parse::<u32>().ok())
+                        .is_some_and(|k| {
+                            t.thread_name(k) == n && (k < t.instances || wl.is_forked(&t.name))
+                        })
             })
         };
         match names.iter().find(|n| !known(n)) {

@@ -343,7 +343,8 @@ impl Workload {
             .any(|t| t.loops.is_none() && (t.instances > 0 || self.is_forked(&t.name)))
     }
 
-    fn is_forked(&self, name: &str) -> bool {
+    /// Whether some task forks task object `name`.
+    pub(crate) fn is_forked(&self, name: &str) -> bool {
         self.tasks.iter().any(|t| {
             t.phases
                 .iter()
